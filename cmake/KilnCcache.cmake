@@ -1,0 +1,16 @@
+# ccache as the compiler launcher: AUTO uses it when found, ON requires it, OFF never uses it.
+string(TOUPPER "${KILN_USE_CCACHE}" _kiln_ccache_mode)
+if(NOT _kiln_ccache_mode MATCHES "^(AUTO|ON|OFF)$")
+  message(FATAL_ERROR "KILN_USE_CCACHE='${KILN_USE_CCACHE}' is not one of AUTO, ON, OFF.")
+endif()
+if(NOT _kiln_ccache_mode STREQUAL "OFF")
+  find_program(KILN_CCACHE_PROGRAM ccache)
+  if(KILN_CCACHE_PROGRAM)
+    set(CMAKE_C_COMPILER_LAUNCHER "${KILN_CCACHE_PROGRAM}")
+    set(CMAKE_CXX_COMPILER_LAUNCHER "${KILN_CCACHE_PROGRAM}")
+    message(STATUS "Kiln: compiling through ccache (${KILN_CCACHE_PROGRAM})")
+  elseif(_kiln_ccache_mode STREQUAL "ON")
+    message(FATAL_ERROR "KILN_USE_CCACHE=ON but ccache was not found.\n"
+      "Fix: 'apt-get install ccache' (scripts/install-deps.sh does it) or -DKILN_USE_CCACHE=AUTO.")
+  endif()
+endif()

@@ -1,0 +1,17 @@
+# Picks the fastest linker present (mold, then lld, then gold): linking the static LLVM into
+# libkiln.so takes ~1 s with lld or mold and ~7 s with GNU ld (docs/build.md).
+include(CheckCXXSourceCompiles)
+set(KILN_LINKER_FLAG "")
+foreach(_kiln_ld mold lld gold)
+  set(CMAKE_REQUIRED_LINK_OPTIONS "-fuse-ld=${_kiln_ld}")
+  check_cxx_source_compiles("int main() { return 0; }" KILN_LINKER_${_kiln_ld}_WORKS)
+  unset(CMAKE_REQUIRED_LINK_OPTIONS)
+  if(KILN_LINKER_${_kiln_ld}_WORKS)
+    set(KILN_LINKER_FLAG "-fuse-ld=${_kiln_ld}")
+    break()
+  endif()
+endforeach()
+if(KILN_LINKER_FLAG)
+  add_link_options(${KILN_LINKER_FLAG})
+  message(STATUS "Kiln: linking with ${KILN_LINKER_FLAG}")
+endif()

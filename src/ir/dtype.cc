@@ -1,0 +1,62 @@
+#include "kiln/ir/dtype.h"
+
+#include "kiln/support/error.h"
+
+namespace kiln::ir {
+namespace {
+
+struct DTypeInfo {
+  DType dtype;
+  const char* name;
+  size_t size;
+  bool is_float;
+};
+
+constexpr DTypeInfo kDTypes[] = {
+    {DType::kF32, "f32", 4, true},   {DType::kF64, "f64", 8, true},   {DType::kF16, "f16", 2, true},
+    {DType::kBF16, "bf16", 2, true}, {DType::kI8, "i8", 1, false},    {DType::kU8, "u8", 1, false},
+    {DType::kI16, "i16", 2, false},  {DType::kI32, "i32", 4, false},  {DType::kI64, "i64", 8, false},
+    {DType::kBool, "bool", 1, false},
+};
+
+const DTypeInfo& info(DType dtype) {
+  for (const auto& i : kDTypes) {
+    if (i.dtype == dtype) return i;
+  }
+  KILN_IFAIL() << "unknown dtype value " << static_cast<int>(dtype);
+}
+
+}  // namespace
+
+size_t dtype_size(DType dtype) { return info(dtype).size; }
+const char* dtype_name(DType dtype) { return info(dtype).name; }
+bool is_float(DType dtype) { return info(dtype).is_float; }
+
+bool parse_dtype(std::string_view text, DType* out) {
+  for (const auto& i : kDTypes) {
+    if (text == i.name) {
+      *out = i.dtype;
+      return true;
+    }
+  }
+  return false;
+}
+
+int64_t shape_numel(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+std::string shape_to_string(const Shape& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += ", ";
+    s += std::to_string(shape[i]);
+  }
+  return s + "]";
+}
+
+std::string TensorType::to_string() const { return std::string(dtype_name(dtype)) + shape_to_string(shape); }
+
+}  // namespace kiln::ir
