@@ -1,4 +1,5 @@
 // Tensor allocation of the C API: C-contiguous CPU tensors whose data is 64-byte aligned.
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -18,6 +19,13 @@ struct TensorBlock {
 };
 
 size_t element_bytes(DLDataType dtype) {
+  // DLPack codes this runtime allocates: int, uint, float, bfloat, complex and bool (code 6).
+  constexpr uint8_t kBoolCode = 6;
+  if (dtype.code != kDLInt && dtype.code != kDLUInt && dtype.code != kDLFloat &&
+      dtype.code != kDLBfloat && dtype.code != kDLComplex && dtype.code != kBoolCode) {
+    throw std::invalid_argument("dtype code=" + std::to_string(dtype.code) +
+                                " is not supported (int, uint, float, bfloat, complex or bool)");
+  }
   if (dtype.lanes != 1) {
     throw std::invalid_argument("dtype lanes=" + std::to_string(dtype.lanes) +
                                 " is not supported (only scalar dtypes, lanes=1)");
@@ -29,6 +37,23 @@ size_t element_bytes(DLDataType dtype) {
   return dtype.bits / 8;
 }
 
+std::string shape_text(const int64_t* shape, int32_t ndim) {
+  std::string s = "[";
+  for (int32_t i = 0; i < ndim; ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+// n * d, or an error when the byte size of the tensor would not fit in memory at all. (A zero
+// dimension makes the whole tensor empty, but every dimension is still checked for sign.)
+size_t checked_mul(size_t n, size_t d, const int64_t* shape, int32_t ndim) {
+  constexpr size_t kLimit = static_cast<size_t>(std::numeric_limits<std::ptrdiff_t>::max()) / 2;
+  if (d != 0 && n > kLimit / d) {
+    throw std::invalid_argument("tensor of shape " + shape_text(shape, ndim) +
+                                " is too large: its byte size overflows");
+  }
+  return n * d;
+}
+
 size_t checked_nbytes(const int64_t* shape, int32_t ndim, DLDataType dtype) {
   size_t n = element_bytes(dtype);
   for (int32_t i = 0; i < ndim; ++i) {
@@ -36,11 +61,7 @@ size_t checked_nbytes(const int64_t* shape, int32_t ndim, DLDataType dtype) {
       throw std::invalid_argument("dimension " + std::to_string(i) + " is negative (" +
                                   std::to_string(shape[i]) + ")");
     }
-    const auto d = static_cast<size_t>(shape[i]);
-    if (d != 0 && n > std::numeric_limits<size_t>::max() / d) {
-      throw std::invalid_argument("tensor size overflows size_t");
-    }
-    n *= d;
+    n = checked_mul(n, static_cast<size_t>(shape[i]), shape, ndim);
   }
   return n;
 }
@@ -58,9 +79,11 @@ extern "C" int kiln_tensor_alloc(const int64_t* shape, int32_t ndim, DLDataType 
     if (ndim < 0) throw std::invalid_argument("ndim is negative (" + std::to_string(ndim) + ")");
     if (ndim > 0 && shape == nullptr) throw std::invalid_argument("shape is NULL but ndim > 0");
     const size_t nbytes = kiln::runtime::checked_nbytes(shape, ndim, dtype);
-    // aligned_alloc needs a size that is a multiple of the alignment, and non-zero.
-    const size_t padded = (nbytes + KILN_TENSOR_ALIGNMENT - 1) / KILN_TENSOR_ALIGNMENT *
-                              KILN_TENSOR_ALIGNMENT + (nbytes == 0 ? KILN_TENSOR_ALIGNMENT : 0);
+    // aligned_alloc needs a non-zero multiple of the alignment; nbytes is far below SIZE_MAX
+    // (checked_nbytes bounds it), so rounding up cannot wrap.
+    const size_t padded = nbytes == 0 ? KILN_TENSOR_ALIGNMENT
+                                      : (nbytes + KILN_TENSOR_ALIGNMENT - 1) /
+                                            KILN_TENSOR_ALIGNMENT * KILN_TENSOR_ALIGNMENT;
     void* data = std::aligned_alloc(KILN_TENSOR_ALIGNMENT, padded);
     if (data == nullptr) throw std::bad_alloc();
     std::memset(data, 0, padded);

@@ -53,11 +53,15 @@ KILN_RUNTIME_API void kiln_set_last_error(const char* message);
 
 /* Allocates a C-contiguous CPU tensor of `ndim` dimensions, zero-filled, with its data 64-byte
  * aligned. `shape` is copied. On success *out owns the data and the shape: release it with
- * kiln_tensor_free(). Fails on a negative dimension, ndim < 0, an unsupported dtype (lanes != 1 or
- * bits not a multiple of 8), a size that overflows, or when memory runs out. */
+ * kiln_tensor_free(). A 0-d tensor (ndim 0, shape may be NULL) holds one element; a tensor with a
+ * zero dimension holds none but still gets a valid (non-NULL, aligned) data pointer. Fails, with
+ * *out set to NULL, on out == NULL, ndim < 0, shape == NULL with ndim > 0, a negative dimension,
+ * an unsupported dtype (code not int/uint/float/bfloat/complex/bool, lanes != 1, or bits not a
+ * positive multiple of 8), a byte size that overflows, or when memory runs out. */
 KILN_RUNTIME_API int kiln_tensor_alloc(const int64_t* shape, int32_t ndim, DLDataType dtype,
                                        DLTensor** out);
-/* Releases a tensor from kiln_tensor_alloc(). NULL is accepted and does nothing. */
+/* Releases a tensor from kiln_tensor_alloc() (and only such a tensor). NULL is accepted and does
+ * nothing. Always returns 0. */
 KILN_RUNTIME_API int kiln_tensor_free(DLTensor* tensor);
 /* Wraps a tensor from kiln_tensor_alloc() as a DLManagedTensor for zero-copy exchange (e.g. numpy
  * or PyTorch from_dlpack). Ownership moves to *out; its deleter frees the data. */
@@ -71,13 +75,17 @@ KILN_RUNTIME_API int kiln_tensor_nbytes(const DLTensor* tensor, size_t* out);
  * Returns 0, or non-zero after calling kiln_set_last_error(). */
 typedef int32_t (*kiln_parallel_body)(int64_t begin, int64_t end, void* closure);
 
-/* Runs body over [0, n) split into contiguous chunks, one per worker thread (the calling thread
- * takes part), and returns when all have finished. Returns 0, or -1 when any chunk failed (the
- * first failure's message is the last error). A call from inside a running parallel body runs
- * serially on the calling thread. n <= 0 does nothing. */
+/* Runs body over [0, n) split into contiguous chunks, at most one per thread (the calling thread
+ * takes part), and returns when all have finished; every index is covered by exactly one chunk.
+ * Returns 0, or -1 when any chunk failed: the body returned non-zero or (from C++) threw; the
+ * first failure's message becomes the caller's last error. Loops from several threads at once
+ * are run one after another. A call from inside a running parallel body runs serially on the
+ * calling thread. n <= 0 does nothing; body == NULL fails. */
 KILN_RUNTIME_API int kiln_parallel_for(kiln_parallel_body body, void* closure, int64_t n);
-/* Sets the number of threads parallel loops use (>= 1; 0 means one per core). Also read once,
- * at first use, from the environment variable KILN_NUM_THREADS. */
+/* Sets the number of threads parallel loops use (1..1024; 0 means one per core). The initial
+ * value is read once, at first use, from the environment variable KILN_NUM_THREADS (same range;
+ * an invalid value is reported on stderr and one thread per core is used). Fails when called
+ * from inside a parallel body. */
 KILN_RUNTIME_API int kiln_set_num_threads(int32_t num_threads);
 /* Number of threads parallel loops use. */
 KILN_RUNTIME_API int32_t kiln_get_num_threads(void);

@@ -1,0 +1,152 @@
+// Header-only C++ wrapper over Kiln's runtime C API (c_api.h): RAII tensors and exceptions.
+//
+// Every C call that fails becomes a kiln::runtime::RuntimeError whose what() is the C API's
+// kiln_get_last_error() message. Nothing here adds to the ABI: the wrapper compiles into the
+// program that includes it and calls only the exported kiln_* functions, so it links against
+// libkiln_runtime.so alone.
+//
+//   kiln::runtime::Tensor t = kiln::runtime::Tensor::empty({2, 3}, kiln::runtime::dtype_f32());
+//   float* p = t.data<float>();
+//   kiln::runtime::parallel_for(n, [&](int64_t begin, int64_t end) { ... });
+#ifndef KILN_RUNTIME_KILN_RUNTIME_HPP_
+#define KILN_RUNTIME_KILN_RUNTIME_HPP_
+
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <initializer_list>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "kiln/runtime/c_api.h"
+
+namespace kiln::runtime {
+
+// A failed runtime call; what() is the C API's last-error message.
+class RuntimeError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Throws RuntimeError with the calling thread's last-error message when status != 0.
+inline void check(int status) {
+  if (status != 0) throw RuntimeError(kiln_get_last_error());
+}
+
+inline DLDataType dtype_f32() { return DLDataType{kDLFloat, 32, 1}; }
+inline DLDataType dtype_f64() { return DLDataType{kDLFloat, 64, 1}; }
+inline DLDataType dtype_i32() { return DLDataType{kDLInt, 32, 1}; }
+inline DLDataType dtype_i64() { return DLDataType{kDLInt, 64, 1}; }
+inline DLDataType dtype_u8() { return DLDataType{kDLUInt, 8, 1}; }
+
+// True when the loaded libkiln_runtime has the ABI this header was written for.
+inline bool abi_matches() { return kiln_runtime_abi_version() == KILN_RUNTIME_ABI_VERSION; }
+
+// An owned tensor from kiln_tensor_alloc(): 64-byte aligned, zero-filled, C-contiguous, on CPU.
+// Move-only; the destructor frees it.
+class Tensor {
+ public:
+  Tensor() = default;
+  // Takes ownership of a tensor from kiln_tensor_alloc().
+  explicit Tensor(DLTensor* owned) : tensor_(owned) {}
+  Tensor(const Tensor&) = delete;
+  Tensor& operator=(const Tensor&) = delete;
+  Tensor(Tensor&& other) noexcept : tensor_(std::exchange(other.tensor_, nullptr)) {}
+  Tensor& operator=(Tensor&& other) noexcept {
+    if (this != &other) reset(std::exchange(other.tensor_, nullptr));
+    return *this;
+  }
+  ~Tensor() { reset(); }
+
+  static Tensor empty(std::span<const int64_t> shape, DLDataType dtype) {
+    DLTensor* t = nullptr;
+    check(kiln_tensor_alloc(shape.data(), static_cast<int32_t>(shape.size()), dtype, &t));
+    return Tensor(t);
+  }
+  static Tensor empty(std::initializer_list<int64_t> shape, DLDataType dtype) {
+    return empty(std::span<const int64_t>(shape.begin(), shape.size()), dtype);
+  }
+
+  bool defined() const { return tensor_ != nullptr; }
+  DLTensor* get() const { return tensor_; }
+  int32_t ndim() const { return defined_or_throw()->ndim; }
+  DLDataType dtype() const { return defined_or_throw()->dtype; }
+  std::vector<int64_t> shape() const {
+    const DLTensor* t = defined_or_throw();
+    return std::vector<int64_t>(t->shape, t->shape + t->ndim);
+  }
+  size_t nbytes() const {
+    size_t n = 0;
+    check(kiln_tensor_nbytes(defined_or_throw(), &n));
+    return n;
+  }
+  // Number of elements (1 for a 0-d tensor, 0 when any dimension is 0).
+  int64_t numel() const {
+    const DLTensor* t = defined_or_throw();
+    int64_t n = 1;
+    for (int32_t i = 0; i < t->ndim; ++i) n *= t->shape[i];
+    return n;
+  }
+  void* raw_data() const { return defined_or_throw()->data; }
+  template <typename T>
+  T* data() const {
+    return static_cast<T*>(raw_data());
+  }
+
+  // Gives up ownership; the caller must kiln_tensor_free() the result.
+  DLTensor* release() { return std::exchange(tensor_, nullptr); }
+
+  // Moves the tensor into a DLManagedTensor for zero-copy exchange; this Tensor becomes empty.
+  // The consumer calls managed->deleter(managed) when done.
+  DLManagedTensor* to_dlpack() && {
+    DLManagedTensor* managed = nullptr;
+    check(kiln_tensor_to_dlpack(defined_or_throw(), &managed));
+    tensor_ = nullptr;  // owned by `managed` now
+    return managed;
+  }
+
+ private:
+  const DLTensor* defined_or_throw() const {
+    if (tensor_ == nullptr) throw RuntimeError("kiln::runtime::Tensor: use of an empty tensor");
+    return tensor_;
+  }
+  DLTensor* defined_or_throw() {
+    if (tensor_ == nullptr) throw RuntimeError("kiln::runtime::Tensor: use of an empty tensor");
+    return tensor_;
+  }
+  void reset(DLTensor* t = nullptr) {
+    if (tensor_ != nullptr) kiln_tensor_free(tensor_);
+    tensor_ = t;
+  }
+
+  DLTensor* tensor_ = nullptr;
+};
+
+// Runs fn(begin, end) over [0, n) on the runtime's thread pool. An exception thrown by fn is
+// caught on its thread and rethrown here as RuntimeError carrying its message.
+template <typename F>
+void parallel_for(int64_t n, F&& fn) {
+  auto trampoline = [](int64_t begin, int64_t end, void* closure) -> int32_t {
+    try {
+      (*static_cast<std::remove_reference_t<F>*>(closure))(begin, end);
+      return 0;
+    } catch (const std::exception& e) {
+      kiln_set_last_error(e.what());
+    } catch (...) {
+      kiln_set_last_error("parallel_for body threw a non-standard exception");
+    }
+    return -1;
+  };
+  check(kiln_parallel_for(trampoline, const_cast<void*>(static_cast<const void*>(&fn)), n));
+}
+
+inline void set_num_threads(int32_t n) { check(kiln_set_num_threads(n)); }
+inline int32_t num_threads() { return kiln_get_num_threads(); }
+
+}  // namespace kiln::runtime
+
+#endif  // KILN_RUNTIME_KILN_RUNTIME_HPP_
