@@ -45,6 +45,11 @@ LogFilter parse_spec(std::string_view spec) {
                       "unknown log level '" + std::string(level_text) + "' in '" + std::string(item) + "'",
                       "use error, warning, info, debug or trace, e.g. KILN_LOG=codegen=debug");
     }
+    if (eq == 0) {
+      throw UserError(UserErrorKind::kInvalidArgument, "KILN_LOG",
+                      "missing component name before '=' in '" + std::string(item) + "'",
+                      "write COMPONENT=LEVEL, e.g. KILN_LOG=codegen=debug");
+    }
     if (eq == std::string_view::npos) {
       filter.default_level = level;
     } else {
