@@ -1,6 +1,6 @@
-# Configure-time checks that turn classic build traps into one clear message each, with the fix.
-
-# 1. A C++ compiler without C++20.
+# Configure-time check, after project(): a C++ compiler without C++20 gets one clear message with
+# the fix (instead of hundreds of errors from the first file that uses a C++20 feature). The
+# build-directory checks run before project(), in KilnBuildDirChecks.cmake.
 include(CheckCXXSourceCompiles)
 set(CMAKE_REQUIRED_FLAGS "-std=c++20")
 check_cxx_source_compiles([=[
@@ -16,32 +16,4 @@ if(NOT KILN_CXX_HAS_CXX20)
     "${CMAKE_CXX_COMPILER_VERSION}) cannot compile C++20 (<concepts>, <span>).\n"
     "Fix: use g++ >= 11 or clang++ >= 14, e.g. 'apt-get install g++' or "
     "-DCMAKE_CXX_COMPILER=g++-12 in a new build directory.")
-endif()
-
-# 2. An in-source build, which litters the tree and breaks out-of-tree builds afterwards.
-get_filename_component(_kiln_src "${CMAKE_SOURCE_DIR}" REALPATH)
-get_filename_component(_kiln_bin "${CMAKE_BINARY_DIR}" REALPATH)
-if(_kiln_src STREQUAL _kiln_bin)
-  message(FATAL_ERROR
-    "Kiln does not build in its source directory (${_kiln_src}).\n"
-    "Fix: remove CMakeCache.txt and CMakeFiles/ there, then 'cmake -S . -B build' "
-    "or 'make' (which builds in ./build or $KILN_BUILD_DIR).")
-endif()
-
-# 3. A build directory given as a relative path that resolves somewhere else than meant:
-# KILN_BUILD_DIR (read by the Makefile and scripts) is relative to the source tree, while a
-# relative `cmake -B` is relative to the current directory. Refuse when they disagree.
-if(DEFINED ENV{KILN_BUILD_DIR} AND NOT "$ENV{KILN_BUILD_DIR}" STREQUAL "")
-  set(_kiln_env_dir "$ENV{KILN_BUILD_DIR}")
-  if(NOT IS_ABSOLUTE "${_kiln_env_dir}")
-    get_filename_component(_kiln_env_abs "${_kiln_env_dir}" ABSOLUTE BASE_DIR "${CMAKE_SOURCE_DIR}")
-    get_filename_component(_kiln_env_abs "${_kiln_env_abs}" REALPATH)
-    if(NOT _kiln_env_abs STREQUAL _kiln_bin)
-      message(FATAL_ERROR
-        "KILN_BUILD_DIR='${_kiln_env_dir}' is a relative path: Kiln resolves it against the "
-        "source tree to ${_kiln_env_abs}, but this configure runs in ${_kiln_bin}.\n"
-        "Fix: set KILN_BUILD_DIR to an absolute path (e.g. KILN_BUILD_DIR=$PWD/${_kiln_env_dir}) "
-        "or configure with -B ${_kiln_env_abs}.")
-    endif()
-  endif()
 endif()
