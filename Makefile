@@ -1,37 +1,37 @@
-# Kiln's developer entry points; a thin wrapper over CMake + Ninja.
-#   make demo    install what is missing, build, run Kiln's main job on a built-in example
-#   make check   install what is missing, build, run every test (CTest, then pytest)
-#   make build   configure and build only
+# Kiln's developer entry points: a thin wrapper over the scripts in scripts/ (which need only
+# bash, so a machine without make can run them directly).
+#   make demo    install what is missing, build, run Kiln's main job (scripts/demo.sh)
+#   make check   install what is missing, build, run every test (scripts/check.sh)
+#   make build   configure (once) and build only (scripts/build.sh)
+#   make test    build, then run every test without touching packages
+#   make deps    install missing Debian packages only (scripts/install-deps.sh)
+#   make clean   remove the build directory
 # KILN_BUILD_DIR picks the build directory (default ./build; a relative path is taken relative to
-# this directory). The job count is min(cores, available memory / KILN_MEM_PER_JOB_MB), printed.
+# this directory, never to the current one). The job count is max(1, min(cores, available memory
+# / KILN_MEM_PER_JOB_MB)), printed first (scripts/job-count.sh). CMAKE_ARGS go to the configure.
 SHELL := /bin/bash
 ROOT := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
-BUILD_DIR := $(abspath $(if $(KILN_BUILD_DIR),$(if $(filter /%,$(KILN_BUILD_DIR)),$(KILN_BUILD_DIR),$(ROOT)/$(KILN_BUILD_DIR)),$(ROOT)/build))
-export KILN_BUILD_DIR := $(BUILD_DIR)
 CMAKE_ARGS ?=
 
-.PHONY: all deps configure build demo check test clean
+.NOTPARALLEL:
+.PHONY: all deps build demo check test clean
 
 all: build
 
 deps:
 	@bash $(ROOT)/scripts/install-deps.sh
 
-configure:
-	@bash $(ROOT)/scripts/configure.sh "$(BUILD_DIR)" $(CMAKE_ARGS)
+build:
+	@bash $(ROOT)/scripts/build.sh $(CMAKE_ARGS)
 
-build: configure
-	@jobs=$$(bash $(ROOT)/scripts/job-count.sh); \
-	 echo "kiln: building in $(BUILD_DIR) with $$jobs parallel jobs"; \
-	 cmake --build "$(BUILD_DIR)" -j "$$jobs"
+demo:
+	@bash $(ROOT)/scripts/demo.sh
 
-demo: deps build
-	@bash $(ROOT)/scripts/demo.sh "$(BUILD_DIR)"
+check:
+	@bash $(ROOT)/scripts/check.sh
 
 test: build
-	@bash $(ROOT)/scripts/run-tests.sh "$(BUILD_DIR)"
-
-check: deps test
+	@bash $(ROOT)/scripts/run-tests.sh
 
 clean:
-	rm -rf "$(BUILD_DIR)"
+	rm -rf "$$(bash $(ROOT)/scripts/build-dir.sh)"

@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
-# Kiln's main job on a built-in example. Until model compilation lands, that job is `kiln doctor`:
-# the report of what this installation is made of and whether it can compile for this machine.
+# The README's first command: installs what is missing, builds, and runs Kiln's main job on a
+# built-in example. Until model compilation lands, that job is `kiln doctor`: the report of what
+# this installation is made of and whether it can compile for this machine (exit 1 on a problem).
+# Needs only bash (make is not required); `make demo` calls this.
 set -euo pipefail
-build_dir=$1
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+bash "$root/scripts/install-deps.sh"
+bash "$root/scripts/build.sh"
+build_dir=$(bash "$root/scripts/build-dir.sh")
 "$build_dir/bin/kiln" doctor

@@ -6,7 +6,7 @@ set -euo pipefail
 
 PACKAGES=(
   # build
-  cmake ninja-build g++ make ccache lld-19 pkg-config
+  cmake ninja-build g++ make ccache lld pkg-config
   # compiler library: LLVM 19 (static archives) and what LLVM's CMake config needs
   llvm-19-dev libzstd-dev zlib1g-dev libxml2-dev libedit-dev libffi-dev
   # ONNX frontend

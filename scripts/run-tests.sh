@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test: CTest (GoogleTest suites and script tests), then pytest when Python tests exist.
-# Usage: run-tests.sh BUILD_DIR
+# Usage: run-tests.sh [BUILD_DIR]   (default: scripts/build-dir.sh)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-build_dir=$1
+build_dir=${1:-$(bash "$root/scripts/build-dir.sh")}
 jobs=$(bash "$root/scripts/job-count.sh")
 echo "kiln: running CTest in $build_dir with $jobs parallel jobs"
 ctest --test-dir "$build_dir" --output-on-failure -j "$jobs"
