@@ -18,7 +18,7 @@ bool is_aarch64(const std::string& triple) {
 }
 
 const std::vector<std::string>& aarch64_relevant_features() {
-  static const std::vector<std::string> kFeatures = {"neon", "fp16", "dotprod", "i8mm",
+  static const std::vector<std::string> kFeatures = {"neon", "fullfp16", "dotprod", "i8mm",
                                                      "bf16", "sve",  "sve2"};
   return kFeatures;
 }

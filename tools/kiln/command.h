@@ -1,6 +1,9 @@
-// How the CLI's subcommands plug into main.cc: each subcommand file defines one register_*
-// function that adds its CLI11 subcommand and sets its callback. A callback returns the process
-// exit code through `exit_code`; user errors are thrown as kiln::UserError and printed by main.
+// How the CLI's subcommands plug into main.cc: each subcommand file (tools/kiln/<name>_command.cc)
+// defines one register_<name>() that adds its CLI11 subcommand and sets its callback; main.cc
+// calls every register_*() once. To add a subcommand: declare its register function below, add
+// one call in main.cc, add the file (it is globbed).
+// A callback sets its process exit code in `ctx.exit_code`; it reports user errors by throwing
+// kiln::UserError (main prints `error: ...` + `hint: ...` and exits 2) and never exits itself.
 #ifndef KILN_TOOLS_KILN_COMMAND_H_
 #define KILN_TOOLS_KILN_COMMAND_H_
 
