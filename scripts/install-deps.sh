@@ -20,6 +20,13 @@ PACKAGES=(
   python3-torch python3-torchvision
 )
 
+# Test hook (tests/build/install_deps_test.sh): extra package names to require, e.g. one that
+# does not exist, to drive the failure paths without touching the system.
+if [ -n "${KILN_DEPS_EXTRA_PACKAGES:-}" ]; then
+  read -r -a extra <<< "$KILN_DEPS_EXTRA_PACKAGES"
+  PACKAGES+=("${extra[@]}")
+fi
+
 missing=()
 for p in "${PACKAGES[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

@@ -3,3 +3,8 @@ add_test(NAME build.library_inspection
   COMMAND sh "${CMAKE_CURRENT_LIST_DIR}/library_inspection_test.sh"
           $<TARGET_FILE:kiln> $<TARGET_FILE:kiln_runtime> "${PROJECT_SOURCE_DIR}" ${KILN_LLVM_STATIC}
           ${KILN_HIDE_PRIVATE_SYMBOLS})
+
+# scripts/install-deps.sh: idempotent, and each "cannot install" path gives its message.
+add_test(NAME build.install_deps_script
+  COMMAND sh "${CMAKE_CURRENT_LIST_DIR}/install_deps_test.sh" "${PROJECT_SOURCE_DIR}"
+          "${PROJECT_BINARY_DIR}/test-tmp/install-deps")
