@@ -8,3 +8,7 @@ add_test(NAME build.library_inspection
 add_test(NAME build.install_deps_script
   COMMAND sh "${CMAKE_CURRENT_LIST_DIR}/install_deps_test.sh" "${PROJECT_SOURCE_DIR}"
           "${PROJECT_BINARY_DIR}/test-tmp/install-deps")
+
+# The scripts' build-directory and job-count rules.
+add_test(NAME build.scripts_rules
+  COMMAND sh "${CMAKE_CURRENT_LIST_DIR}/scripts_test.sh" "${PROJECT_SOURCE_DIR}")
