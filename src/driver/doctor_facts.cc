@@ -151,6 +151,13 @@ int recommended_build_jobs(int cores, int64_t available_mb, int64_t per_job_mb) 
   return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(cores, by_memory)));
 }
 
+std::string c_compiler_command(std::string* source) {
+  const char* kiln_cc = std::getenv("KILN_CC");
+  const bool from_env = kiln_cc != nullptr && *kiln_cc != '\0';
+  if (source != nullptr) *source = from_env ? "KILN_CC" : "default";
+  return from_env ? kiln_cc : "cc";
+}
+
 CCompilerFacts probe_c_compiler(const std::string& command, const std::string& source) {
   CCompilerFacts cc;
   cc.command = command;
@@ -198,12 +205,9 @@ DoctorFacts gather_doctor_facts(const std::string& cli_version) {
   f.default_triple = host.default_triple;
   f.cpu_features = host.features;
 
-  const char* kiln_cc = std::getenv("KILN_CC");
-  if (kiln_cc != nullptr && *kiln_cc != '\0') {
-    f.cc = probe_c_compiler(kiln_cc, "KILN_CC");
-  } else {
-    f.cc = probe_c_compiler("cc", "default");
-  }
+  std::string cc_source;
+  const std::string cc = c_compiler_command(&cc_source);
+  f.cc = probe_c_compiler(cc, cc_source);
 
   f.cores = usable_cores();
   f.available_memory_mb = available_memory_mb();

@@ -179,6 +179,21 @@ TEST(DoctorFactsTest, GatheredFactsDescribeThisBuild) {
   EXPECT_TRUE(judge_doctor_facts(f).empty()) << report(f);
 }
 
+TEST(DoctorFactsTest, CCompilerComesFromKilnCcOrDefaultsToCc) {
+  const char* saved = std::getenv("KILN_CC");
+  const std::string saved_value = saved ? saved : "";
+  std::string source;
+  setenv("KILN_CC", "/opt/x/bin/gcc-13", 1);
+  EXPECT_EQ(c_compiler_command(&source), "/opt/x/bin/gcc-13");
+  EXPECT_EQ(source, "KILN_CC");
+  setenv("KILN_CC", "", 1);  // empty counts as unset
+  EXPECT_EQ(c_compiler_command(&source), "cc");
+  EXPECT_EQ(source, "default");
+  unsetenv("KILN_CC");
+  EXPECT_EQ(c_compiler_command(), "cc");
+  if (saved) setenv("KILN_CC", saved_value.c_str(), 1);
+}
+
 TEST(DoctorFactsTest, ProbeReportsMissingAndBrokenCompilers) {
   CCompilerFacts missing = probe_c_compiler("/nonexistent/kiln-cc", "KILN_CC");
   EXPECT_TRUE(missing.path.empty());

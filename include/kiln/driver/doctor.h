@@ -60,6 +60,11 @@ const std::vector<std::string>& relevant_cpu_features();
 // max(1, min(cores, available_mb / per_job_mb)).
 int recommended_build_jobs(int cores, int64_t available_mb, int64_t per_job_mb);
 
+// The C compiler Kiln calls to link generated objects into shared libraries: $KILN_CC when set
+// and non-empty, else "cc". `source`, when given, receives "KILN_CC" or "default". Whatever links
+// artifacts should use this, so that doctor checks the compiler that will really be called.
+std::string c_compiler_command(std::string* source = nullptr);
+
 // Probes the C compiler `command` (a name looked up on PATH, or a path).
 CCompilerFacts probe_c_compiler(const std::string& command, const std::string& source);
 
