@@ -98,6 +98,16 @@ struct AxisSplit {
 };
 AxisSplit split_at_axis(const Shape& shape, int axis);
 
+// Output size of one spatial dimension of a sliding window (conv2d, pooling; defined in
+// conv2d.cc). Throws naming `op` when the dilated kernel does not fit in the padded input. With
+// ceil_mode, a last window that would start in the end padding is dropped (PyTorch, ONNX >= 19).
+int64_t sliding_output_size(const std::string& op, int dim, int64_t in, int64_t kernel, int64_t stride,
+                            int64_t dilation, int64_t pad_begin, int64_t pad_end, bool ceil_mode);
+
+// out[i] = in[base + sum_d counter_d * in_strides[d]] over out's shape, moving element bytes (any
+// dtype; defined in shape_ops.cc).
+void copy_strided(const NDArray& in, NDArray& out, const std::vector<int64_t>& in_strides, int64_t base = 0);
+
 // Reads an input NDArray as a vector<double> (any dtype).
 std::vector<double> to_doubles(const NDArray& a);
 
