@@ -26,6 +26,10 @@ struct OnnxImportOptions {
   // Fixes an input's shape (needed where the model leaves a dimension symbolic); dimensions the
   // model fixes must agree.
   std::map<std::string, ir::Shape> input_shapes;
+  // Binds graph inputs to known values: each becomes a constant (and is no longer a graph input),
+  // so inputs that Kiln needs at compile time (a Reshape's shape, a Clip's bounds fed as graph
+  // inputs, as ONNX's node tests do) can be given. The array's dtype must match the input's.
+  std::map<std::string, ir::NDArray> constant_inputs;
 };
 
 ir::Graph import_onnx(const std::string& path, const OnnxImportOptions& options = {});
@@ -36,6 +40,10 @@ ir::Graph import_onnx_bytes(const std::string& bytes, const std::string& model_d
 
 // Reads a serialized onnx.TensorProto (the .pb files of ONNX's node tests) into an NDArray.
 ir::NDArray read_onnx_tensor(const std::string& path);
+
+// Names of the model's graph inputs that are not initializers, in order (the order of the
+// input_N.pb files of ONNX's node tests).
+std::vector<std::string> onnx_input_names(const std::string& path);
 
 // The ONNX op_types the importer handles, sorted.
 std::vector<std::string> onnx_supported_ops();

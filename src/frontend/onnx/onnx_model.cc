@@ -243,6 +243,15 @@ ir::Graph import_onnx_bytes(const std::string& bytes, const std::string& model_d
     if (!vi.type().has_tensor_type()) throw UserError(UserErrorKind::kUnsupported, subject, "is not a tensor");
     const auto& tt = vi.type().tensor_type();
     DType dtype = require_dtype(tt.elem_type(), subject);
+    auto bound = options.constant_inputs.find(vi.name());
+    if (bound != options.constant_inputs.end()) {
+      if (bound->second.dtype() != dtype) {
+        throw UserError(UserErrorKind::kInvalidArgument, subject,
+                        std::string("is ") + ir::dtype_name(dtype) + ", the value bound to it is " + bound->second.type().to_string());
+      }
+      ctx.define(vi.name(), ctx.constant(bound->second, vi.name()));
+      continue;
+    }
     auto fixed = options.input_shapes.find(vi.name());
     ir::Shape shape;
     if (fixed != options.input_shapes.end()) {
@@ -285,6 +294,11 @@ ir::Graph import_onnx_bytes(const std::string& bytes, const std::string& model_d
     ir::NodePtr node = ir::make_input(vi.name(), {dtype, shape});
     inputs.push_back(node);
     ctx.define(vi.name(), node->output());
+  }
+  for (const auto& [name, array] : options.constant_inputs) {
+    if (!input_names.count(name)) {
+      throw UserError(UserErrorKind::kNotFound, "constant input '" + name + "'", "the model has no input of that name");
+    }
   }
   for (const auto& [name, shape] : options.input_shapes) {
     if (!input_names.count(name)) {
@@ -345,6 +359,20 @@ ir::Graph import_onnx_bytes(const std::string& bytes, const std::string& model_d
   ir::Graph graph(std::move(inputs), std::move(outputs), std::move(output_names));
   KILN_LOG(frontend, kInfo) << display_name << ": imported " << graph.num_calls() << " calls (opset " << opset << ")";
   return graph;
+}
+
+std::vector<std::string> onnx_input_names(const std::string& path) {
+  onnx::ModelProto model;
+  if (!model.ParseFromString(read_file(path))) {
+    throw UserError(UserErrorKind::kParse, path, "not a valid ONNX model: protobuf parsing failed (not ONNX, or truncated)");
+  }
+  std::set<std::string> initializers;
+  for (const auto& t : model.graph().initializer()) initializers.insert(t.name());
+  std::vector<std::string> names;
+  for (const auto& vi : model.graph().input()) {
+    if (!initializers.count(vi.name())) names.push_back(vi.name());
+  }
+  return names;
 }
 
 NDArray read_onnx_tensor(const std::string& path) {

@@ -154,15 +154,33 @@ std::vector<Value> convert_gemm(ImportContext& ctx) {
   return {ctx.call1("gemm", args, attrs)};
 }
 
+// LayerNormalization. Output 0 is `layer_norm`; the optional Mean and InvStdDev outputs (shape
+// [d0, ..., d(axis-1), 1, ..., 1], computed in float32 per stash_type) are built from
+// reduce_mean / sub / mul / add / sqrt / reciprocal.
 std::vector<Value> convert_layer_norm(ImportContext& ctx) {
-  for (size_t k = 1; k < ctx.node().outputs.size(); ++k) {
-    if (!ctx.node().outputs[k].empty()) ctx.fail_unsupported("the Mean and InvStdDev outputs are not supported");
-  }
   Value x = ctx.input(0);
-  const int64_t axis = ctx.normalize_axis(ctx.attr_int("axis", -1), x.type().rank(), "axis");
+  const int64_t rank = x.type().rank();
+  const int64_t axis = ctx.normalize_axis(ctx.attr_int("axis", -1), rank, "axis");
+  const double epsilon = ctx.attr_float("epsilon", 1e-5);
   std::vector<Value> args{x, ctx.input(1)};
   if (ctx.has_input(2)) args.push_back(ctx.input(2));
-  return {ctx.call1("layer_norm", args, Attrs().set("axis", axis).set("epsilon", ctx.attr_float("epsilon", 1e-5)))};
+  std::vector<Value> outs{ctx.call1("layer_norm", args, Attrs().set("axis", axis).set("epsilon", epsilon))};
+  const auto& names = ctx.node().outputs;
+  const bool want_stats = (names.size() > 1 && !names[1].empty()) || (names.size() > 2 && !names[2].empty());
+  if (!want_stats) return outs;
+  if (ctx.attr_int("stash_type", 1) != 1) ctx.fail_attr("stash_type", "other than 1 (float32) is not supported");
+  Value xf = x.type().dtype == ir::DType::kF32 ? x : ctx.call1("cast", {x}, Attrs().set("dtype", ir::DType::kF32));
+  std::vector<int64_t> axes;
+  for (int64_t i = axis; i < rank; ++i) axes.push_back(i);
+  Attrs reduce = Attrs().set("axes", axes).set("keepdims", int64_t{1});
+  Value mean = ctx.call1("reduce_mean", {xf}, reduce);
+  Value centered = ctx.call1("sub", {xf, mean});
+  Value var = ctx.call1("reduce_mean", {ctx.call1("mul", {centered, centered})}, reduce);
+  Value eps = ctx.constant(ir::NDArray::scalar(ir::DType::kF32, epsilon), "layer_norm_epsilon");
+  Value inv_std = ctx.call1("reciprocal", {ctx.call1("sqrt", {ctx.call1("add", {var, eps})})});
+  outs.push_back(mean);
+  outs.push_back(inv_std);
+  return outs;
 }
 
 std::vector<Value> convert_resize(ImportContext& ctx) {
@@ -172,7 +190,6 @@ std::vector<Value> convert_resize(ImportContext& ctx) {
   const std::string mode = ctx.attr_string("mode", "nearest");
   if (mode != "nearest" && mode != "linear" && mode != "cubic") ctx.fail_attr("mode", "is '" + mode + "'; expected nearest, linear or cubic");
   const std::string ctm = ctx.attr_string("coordinate_transformation_mode", "half_pixel");
-  if (ctm == "tf_crop_and_resize") ctx.fail_attr("coordinate_transformation_mode", "'tf_crop_and_resize' is not supported");
   if (ctx.attr_int("antialias", 0) != 0) ctx.fail_attr("antialias", "= 1 is not supported");
   const std::string policy = ctx.attr_string("keep_aspect_ratio_policy", "stretch");
   std::vector<int64_t> axes = ctx.attr_ints("axes", {});
@@ -181,6 +198,7 @@ std::vector<Value> convert_resize(ImportContext& ctx) {
     for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
   }
   Shape out = in;
+  std::vector<double> scales;  // full rank; empty when sizes were given with the stretch policy
   if (ctx.has_input(3)) {
     std::vector<int64_t> sizes = ctx.constant_ints(3, "sizes");
     if (sizes.size() != axes.size()) ctx.fail_invalid("sizes has " + std::to_string(sizes.size()) + " entries for " + std::to_string(axes.size()) + " axes");
@@ -192,31 +210,46 @@ std::vector<Value> convert_resize(ImportContext& ctx) {
         double s = static_cast<double>(sizes[i]) / static_cast<double>(in[axes[i]]);
         scale = policy == "not_larger" ? std::min(scale, s) : std::max(scale, s);
       }
-      for (size_t i = 0; i < axes.size(); ++i) out[axes[i]] = static_cast<int64_t>(std::round(scale * static_cast<double>(in[axes[i]])));
+      scales.assign(rank, 1.0);
+      for (size_t i = 0; i < axes.size(); ++i) {
+        out[axes[i]] = static_cast<int64_t>(std::round(scale * static_cast<double>(in[axes[i]])));
+        scales[axes[i]] = scale;
+      }
     } else {
-      ctx.fail_attr("keep_aspect_ratio_policy", "is '" + policy + "'");
+      ctx.fail_attr("keep_aspect_ratio_policy", "is '" + policy + "'; expected stretch, not_larger or not_smaller");
     }
   } else if (ctx.has_input(2)) {
-    std::vector<double> scales = ctx.constant_floats(2, "scales");
-    if (scales.size() != axes.size()) ctx.fail_invalid("scales has " + std::to_string(scales.size()) + " entries for " + std::to_string(axes.size()) + " axes");
+    std::vector<double> given = ctx.constant_floats(2, "scales");
+    if (given.size() != axes.size()) ctx.fail_invalid("scales has " + std::to_string(given.size()) + " entries for " + std::to_string(axes.size()) + " axes");
+    scales.assign(rank, 1.0);
     for (size_t i = 0; i < axes.size(); ++i) {
-      if (scales[i] <= 0) ctx.fail_invalid("scales must be positive");
-      out[axes[i]] = static_cast<int64_t>(std::floor(static_cast<double>(in[axes[i]]) * scales[i]));
-      // Kiln's resize maps coordinates with out/in; a scale that differs from it changes the result.
-      double implied = static_cast<double>(out[axes[i]]) / static_cast<double>(in[axes[i]]);
-      if (std::abs(implied - scales[i]) > 1e-6 * scales[i] && ctm != "asymmetric" && mode != "nearest") {
-        // Only a warning-free exact path is implemented; inexact scales use the implied ratio.
-      }
+      if (!(given[i] > 0)) ctx.fail_invalid("scales must be positive");
+      scales[axes[i]] = given[i];
+      out[axes[i]] = static_cast<int64_t>(std::floor(static_cast<double>(in[axes[i]]) * given[i]));
     }
   } else {
     ctx.fail_invalid("needs scales or sizes");
+  }
+  std::vector<double> roi;
+  if (ctm == "tf_crop_and_resize") {
+    if (!ctx.has_input(1)) ctx.fail_invalid("tf_crop_and_resize needs the roi input");
+    std::vector<double> given = ctx.constant_floats(1, "roi");
+    if (given.size() != 2 * axes.size()) ctx.fail_invalid("roi has " + std::to_string(given.size()) + " entries for " + std::to_string(axes.size()) + " axes");
+    roi.assign(2 * rank, 0.0);
+    for (int64_t d = 0; d < rank; ++d) roi[rank + d] = 1.0;
+    for (size_t i = 0; i < axes.size(); ++i) {
+      roi[axes[i]] = given[i];
+      roi[rank + axes[i]] = given[i + axes.size()];
+    }
   }
   Attrs attrs;
   attrs.set("sizes", out).set("mode", mode).set("coordinate_transformation_mode", ctm)
       .set("nearest_mode", ctx.attr_string("nearest_mode", "round_prefer_floor"))
       .set("cubic_coeff_a", ctx.attr_float("cubic_coeff_a", -0.75))
       .set("exclude_outside", ctx.attr_int("exclude_outside", 0))
-      .set("extrapolation_value", ctx.attr_float("extrapolation_value", 0.0));
+      .set("extrapolation_value", ctx.attr_float("extrapolation_value", 0.0))
+      .set("scales", scales)
+      .set("roi", roi);
   return {ctx.call1("resize", {x}, attrs)};
 }
 

@@ -86,7 +86,14 @@ std::vector<Value> convert_constant_of_shape(ImportContext& ctx) {
 std::vector<Value> convert_dropout(ImportContext& ctx) {
   if (ctx.has_input(2)) {
     auto training = ctx.constant_floats(2, "training_mode");
-    if (!training.empty() && training[0] != 0) ctx.fail_unsupported("training mode is not supported (inference only)");
+    if (!training.empty() && training[0] != 0) {
+      // Training mode drops at random; only a ratio of 0 (an identity) is deterministic.
+      std::vector<double> ratio{0.5};
+      if (ctx.has_input(1)) ratio = ctx.constant_floats(1, "ratio");
+      if (ratio.size() != 1 || ratio[0] != 0.0) {
+        ctx.fail_unsupported("training mode with a non-zero ratio is not supported (random; inference only)");
+      }
+    }
   }
   Value x = ctx.input(0);
   std::vector<Value> outs{x};
@@ -282,19 +289,10 @@ std::vector<Value> convert_slice(ImportContext& ctx) {
     const int64_t axis = ctx.normalize_axis(axes[i], rank, "axis");
     if (seen[axis]) ctx.fail_invalid("axis " + std::to_string(axes[i]) + " is repeated");
     seen[axis] = true;
-    const int64_t dim = in[axis];
-    const int64_t step = steps[i];
-    if (step == 0) ctx.fail_invalid("step is 0");
-    int64_t start = starts[i], end = ends[i];
-    if (start < 0) start += dim;
-    if (end < 0 && end > std::numeric_limits<int64_t>::min() / 2) end += dim;
-    if (step > 0) {
-      start = std::clamp<int64_t>(start, 0, dim);
-      end = std::clamp<int64_t>(end, 0, dim);
-    } else {
-      start = std::clamp<int64_t>(start, 0, dim - 1);
-      end = std::clamp<int64_t>(end, -1, dim - 1);
-    }
+    if (steps[i] == 0) ctx.fail_invalid("step is 0");
+    // begins/ends keep ONNX's meaning (negative counts from the end, out of range clamps):
+    // strided_slice applies ONNX Slice's rules itself (docs/ops.md).
+    const int64_t start = starts[i], end = ends[i], step = steps[i];
     b.push_back(start);
     e.push_back(end);
     a.push_back(axis);
