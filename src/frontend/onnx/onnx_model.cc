@@ -227,10 +227,14 @@ ir::Graph import_onnx_bytes(const std::string& bytes, const std::string& model_d
 
   // Initializers (weights): constants, each converted once.
   std::set<std::string> initializer_names;
-  for (const auto& t : g.initializer()) {
-    NDArray data = tensor_to_ndarray(t, model_dir, display_name + ": initializer '" + t.name() + "'");
-    ctx.define(t.name(), ctx.constant(std::move(data), t.name()));
-    initializer_names.insert(t.name());
+  for (int i = 0; i < g.initializer_size(); ++i) {
+    onnx::TensorProto* t = model.mutable_graph()->mutable_initializer(i);
+    NDArray data = tensor_to_ndarray(*t, model_dir, display_name + ": initializer '" + t->name() + "'");
+    ctx.define(t->name(), ctx.constant(std::move(data), t->name()));
+    initializer_names.insert(t->name());
+    // The NDArray now holds the only copy Kiln keeps; drop protobuf's to halve peak memory.
+    t->clear_raw_data();
+    t->clear_float_data();
   }
 
   // Graph inputs that are not initializers.
@@ -359,6 +363,16 @@ ir::Graph import_onnx_bytes(const std::string& bytes, const std::string& model_d
   ir::Graph graph(std::move(inputs), std::move(outputs), std::move(output_names));
   KILN_LOG(frontend, kInfo) << display_name << ": imported " << graph.num_calls() << " calls (opset " << opset << ")";
   return graph;
+}
+
+std::vector<std::string> onnx_op_types(const std::string& path) {
+  onnx::ModelProto model;
+  if (!model.ParseFromString(read_file(path))) {
+    throw UserError(UserErrorKind::kParse, path, "not a valid ONNX model: protobuf parsing failed (not ONNX, or truncated)");
+  }
+  std::set<std::string> ops;
+  for (const auto& n : model.graph().node()) ops.insert(n.domain().empty() || n.domain() == "ai.onnx" ? n.op_type() : n.domain() + "." + n.op_type());
+  return {ops.begin(), ops.end()};
 }
 
 std::vector<std::string> onnx_input_names(const std::string& path) {
