@@ -1,8 +1,8 @@
 # Optional per-layer dependencies of libkiln.
-# ONNX frontend (src/frontend/onnx/): Debian's libonnx + protobuf. Protobuf must be found before
-# ONNX's CMake config; the `onnx` target carries -DONNX_ML=1 -DONNX_NAMESPACE=onnx and the include
-# directories. Linked PRIVATE: only src/frontend/onnx/*.cc include their headers.
+# ONNX frontend (src/frontend/onnx/): Debian's libonnx_proto + protobuf (ONNX's own schema; the
+# checker and shape inference of libonnx are not used). Protobuf must be found before ONNX's CMake
+# config; the onnx_proto target carries -DONNX_ML=1 -DONNX_NAMESPACE=onnx, the include directories
+# and protobuf. Linked PRIVATE: only src/frontend/onnx/onnx_model.cc includes their headers.
 find_package(Protobuf REQUIRED)
 find_package(ONNX CONFIG REQUIRED)
-target_link_libraries(kiln PRIVATE onnx onnx_proto protobuf::libprotobuf)
-target_compile_definitions(kiln PRIVATE ONNX_ML=1 ONNX_NAMESPACE=onnx)
+target_link_libraries(kiln PRIVATE onnx_proto protobuf::libprotobuf)

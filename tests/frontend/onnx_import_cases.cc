@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "frontend/onnx_case_runner.h"
 #include "kiln/frontend/onnx.h"
@@ -88,6 +89,25 @@ TEST(OnnxImportErrors, NotAnOnnxFile) {
 
 TEST(OnnxImportErrors, TruncatedFile) {
   expect_user_error([] { import_onnx(bad("truncated")); }, UserErrorKind::kParse, {"truncated.onnx"});
+}
+
+// Cutting a valid model anywhere gives a UserError (or, where the cut falls between fields, a
+// model that still imports), never another exception or a crash.
+TEST(OnnxImportErrors, TruncatedAtEveryFewBytes) {
+  std::ifstream in(kRoot / "cases/conv_groups_bias/model.onnx", std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_GT(bytes.size(), 100u);
+  int user_errors = 0;
+  for (size_t cut = 0; cut < bytes.size(); cut += 7) {
+    try {
+      import_onnx_bytes(bytes.substr(0, cut), kRoot.string(), {}, "cut" + std::to_string(cut));
+    } catch (const UserError&) {
+      ++user_errors;
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "cut at " << cut << ": " << e.what();
+    }
+  }
+  EXPECT_GT(user_errors, 0);
 }
 
 TEST(OnnxImportErrors, MissingFile) {

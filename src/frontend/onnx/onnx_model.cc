@@ -76,8 +76,14 @@ DType require_dtype(int t, const std::string& subject) {
 NDArray tensor_to_ndarray(const onnx::TensorProto& t, const std::string& model_dir, const std::string& subject) {
   DType dtype = require_dtype(t.data_type(), subject);
   ir::Shape shape(t.dims().begin(), t.dims().end());
+  int64_t count = 1;
   for (int64_t d : shape) {
     if (d < 0) throw UserError(UserErrorKind::kParse, subject, "has a negative dimension");
+    if (d > 0 && count > (int64_t{1} << 40) / d) {
+      throw UserError(UserErrorKind::kParse, subject, "has an implausibly large shape " + ir::shape_to_string(shape),
+                      "the file is corrupt");
+    }
+    count *= d;
   }
   NDArray a = NDArray::empty(dtype, shape);
   const size_t nbytes = a.nbytes();
@@ -92,10 +98,15 @@ NDArray tensor_to_ndarray(const onnx::TensorProto& t, const std::string& model_d
     std::string location;
     int64_t offset = 0, length = -1;
     for (const auto& kv : t.external_data()) {
-      if (kv.key() == "location") location = kv.value();
-      if (kv.key() == "offset") offset = std::stoll(kv.value());
-      if (kv.key() == "length") length = std::stoll(kv.value());
+      try {
+        if (kv.key() == "location") location = kv.value();
+        if (kv.key() == "offset") offset = std::stoll(kv.value());
+        if (kv.key() == "length") length = std::stoll(kv.value());
+      } catch (const std::exception&) {
+        throw UserError(UserErrorKind::kParse, subject, "external data " + kv.key() + " '" + kv.value() + "' is not a number");
+      }
     }
+    if (offset < 0) throw UserError(UserErrorKind::kParse, subject, "external data offset is negative");
     if (location.empty()) throw UserError(UserErrorKind::kParse, subject, "external data without a location");
     std::filesystem::path file = std::filesystem::path(model_dir) / location;
     std::ifstream in(file, std::ios::binary);

@@ -73,9 +73,9 @@ std::vector<Value> convert_constant_of_shape(ImportContext& ctx) {
     if (d < 0) ctx.fail_invalid("shape has a negative dimension");
   }
   const NDArray* value = ctx.attr_tensor("value");
+  if (value && value->numel() != 1) ctx.fail_attr("value", "must hold one element");
   DType dtype = value ? value->dtype() : DType::kF32;
   double fill = value ? value->get_as_double(0) : 0.0;
-  if (value && value->numel() != 1) ctx.fail_attr("value", "must hold one element");
   NDArray out = NDArray::empty(dtype, shape);
   if (fill != 0.0) {
     for (int64_t i = 0; i < out.numel(); ++i) out.set_from_double(i, fill);
