@@ -391,7 +391,12 @@ def main():
     with open(os.path.join(tmp, "stamp"), "w") as f:
         f.write(digest + "\n")
     if os.path.exists(args.out):
-        shutil.rmtree(args.out, ignore_errors=True)
+        if os.path.exists(stamp) and open(stamp).read().strip() == digest:
+            shutil.rmtree(tmp, ignore_errors=True)  # another process finished first; its files are identical
+            return
+        stale = tempfile.mkdtemp(prefix=".op_cases.stale.", dir=parent)
+        os.rename(args.out, os.path.join(stale, "old"))  # out of the way first, then delete
+        shutil.rmtree(stale, ignore_errors=True)
     try:
         os.rename(tmp, args.out)
     except OSError:
