@@ -190,6 +190,41 @@ def build_cases():
     pool_case("avg_pool_incl", "avg_pool2d", (1, 2, 7, 13), (3, 3), (2, 2), (1, 1, 1, 1), cip=True)
     pool_case("avg_pool_ceil_incl", "avg_pool2d", (1, 2, 8, 7), (3, 2), (2, 2), (1, 1, 1, 1), ceil=True, cip=True)
     pool_case("avg_pool_ceil_excl", "avg_pool2d", (1, 2, 8, 7), (3, 2), (2, 2), (1, 1, 1, 1), ceil=True)
+
+    def avg_pool_loops(xx, k, s, pads, dil, ceil, cip):
+        # Direct loops (PyTorch's avg_pool2d has no dilations): taps inside the input are summed;
+        # the divisor counts taps inside the input, or inside the padded input with cip.
+        n, c, h, w = xx.shape
+        outs = []
+        for dim, (size, kk, ss, dd, pb, pe) in enumerate([(h, k[0], s[0], dil[0], pads[0], pads[2]),
+                                                          (w, k[1], s[1], dil[1], pads[1], pads[3])]):
+            span = size + pb + pe - ((kk - 1) * dd + 1)
+            o = (-(-span // ss) if ceil else span // ss) + 1
+            if ceil and (o - 1) * ss >= size + pb:
+                o -= 1
+            outs.append(o)
+        y = np.zeros((n, c, outs[0], outs[1]))
+        for oy in range(outs[0]):
+            for ox in range(outs[1]):
+                total, count = np.zeros((n, c)), 0
+                for ky in range(k[0]):
+                    for kx in range(k[1]):
+                        iy, ix = oy * s[0] - pads[0] + ky * dil[0], ox * s[1] - pads[1] + kx * dil[1]
+                        if not (-pads[0] <= iy < h + pads[2] and -pads[1] <= ix < w + pads[3]):
+                            continue
+                        inside = 0 <= iy < h and 0 <= ix < w
+                        if inside:
+                            total += xx[:, :, iy, ix]
+                        count += 1 if (inside or cip) else 0
+                y[:, :, oy, ox] = total / count
+        return y
+
+    for cip in (0, 1):
+        xx = rand(1, 2, 9, 8)
+        attrs = {"kernel": [3, 2], "strides": [2, 1], "pads": [2, 1, 1, 0], "dilations": [2, 3], "ceil_mode": 1,
+                 "count_include_pad": cip}
+        y = avg_pool_loops(xx.astype(np.float64), [3, 2], [2, 1], [2, 1, 1, 0], [2, 3], True, cip)
+        case(f"avg_pool_dilations_cip{cip}", "avg_pool2d", [xx], [y.astype(np.float32)], attrs)
     mi = rng.integers(-128, 127, size=(1, 2, 5, 5)).astype(np.int8)
     case("max_pool_i8", "max_pool2d", [mi],
          [F.max_pool2d(t64(mi), 2, 2).numpy().astype(np.int8)], {"kernel": [2, 2], "strides": [2, 2]})
