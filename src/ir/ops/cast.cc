@@ -46,7 +46,8 @@ KILN_REGISTER_OP(cast) {
     return std::vector<TensorType>{{attrs.get_dtype("dtype"), in[0].shape}};
   };
   d.reference = [](const std::vector<NDArray>& in, const Attrs& attrs, const std::vector<TensorType>&) {
-    return std::vector<NDArray>{cast_array(in[0], attrs.get_dtype("dtype")).copy()};
+    // Same dtype: the input itself (arrays are never written after they are produced).
+    return std::vector<NDArray>{cast_array(in[0], attrs.get_dtype("dtype"))};
   };
   d.pattern = OpPattern::kElemwise;
   return d;

@@ -2,7 +2,8 @@
 // with a 2-D kernel). Reference loop nest, per (image, output channel): a double accumulator plane
 // starts at the bias, then for each input channel of the group and each kernel tap, a contiguous
 // run of output columns accumulates weight * input. The valid column range is computed per tap so
-// the inner loop has no bounds checks. f16/bf16 are computed in f32 and rounded once.
+// the inner loop has no bounds checks. f16/bf16 inputs are converted to f32, computed like f32
+// (double accumulation), and the result is rounded to f16/bf16.
 #include <algorithm>
 
 #include "ir/ops/cast.h"
