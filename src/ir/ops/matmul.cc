@@ -162,7 +162,7 @@ KILN_REGISTER_OP(matmul) {
   d.infer_type = infer_matmul;
   d.reference = reference_matmul;
   d.pattern = OpPattern::kOutEWiseFusable;
-  return d;
+  return with_arity_check(std::move(d));
 }
 
 KILN_REGISTER_OP(gemm) {
@@ -180,7 +180,7 @@ KILN_REGISTER_OP(gemm) {
   d.infer_type = infer_gemm;
   d.reference = reference_gemm;
   d.pattern = OpPattern::kOutEWiseFusable;
-  return d;
+  return with_arity_check(std::move(d));
 }
 
 }  // namespace kiln::ir::ops

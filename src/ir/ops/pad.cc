@@ -110,7 +110,7 @@ KILN_REGISTER_OP(pad) {
   d.infer_type = infer_pad;
   d.reference = reference_pad;
   d.pattern = OpPattern::kInjective;
-  return d;
+  return with_arity_check(std::move(d));
 }
 
 }  // namespace kiln::ir::ops
