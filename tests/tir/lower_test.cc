@@ -263,7 +263,7 @@ TEST(LowerTest, ComputeAtRealizesOnlyTheRegionTheTileReads) {
     s[b].compute_at(s[c], o);
     PrimFunc f = lower(s, {a, c}, "stencil");
     const std::string text = to_string(f);
-    EXPECT_TRUE(contains(text, "allocate B[f32 * 5] heap align 64")) << text;  // 4 + 1 halo
+    EXPECT_TRUE(contains(text, "allocate B[f32 * 5] stack align 64")) << text;  // 4 + 1 halo
     EXPECT_TRUE(contains(text, "B[i] = A[i.outer * 4 + i] * 3.0f")) << text;
     ir::NDArray av = random_array(DType::kF32, {n + 1}, 9), cv = ir::NDArray::empty(DType::kF32, {n});
     interpret(f, {av, cv});
