@@ -151,3 +151,45 @@ TEST(ScheduleErrorTest, LoweringStepsAreLoggedAtDebugLevel) {
 
 }  // namespace
 }  // namespace kiln::tir
+
+namespace kiln::tir {
+namespace {
+
+TEST(ScheduleReplayTest, ReplayingTheStepsReproducesTheLoopNest) {
+  Pipeline p;
+  Schedule s({p.c});
+  Tensor local = s.cache_write(p.c);
+  auto [o, i] = s[p.c].split(s[p.c].axis(0), 4);
+  s[p.c].parallel(o);
+  s[local].compute_at(s[p.c], o);
+  s[p.b].compute_inline();
+  auto [lo, li] = s[local].split(s[local].axis(0), 2);
+  s[local].unroll(li);
+  auto [ko, ki] = s[p.r].split_nparts(s[p.r].reduce_axis(0), 2);
+  s[p.r].fuse(ko, ki);
+  Schedule t({p.c});
+  std::string text = s.to_string();
+  for (size_t start = 0; start < text.size();) {
+    const size_t end = text.find('\n', start);
+    t.apply(std::string_view(text).substr(start, end - start));
+    start = end + 1;
+  }
+  EXPECT_EQ(t.to_string(), text);
+  EXPECT_EQ(to_string(lower(t, {p.a, p.c}, "k")), to_string(lower(s, {p.a, p.c}, "k")));
+}
+
+TEST(ScheduleReplayTest, MalformedOrUnknownStepsAreErrors) {
+  Pipeline p;
+  Schedule s({p.c});
+  expect_user_error([&] { s.apply("split C"); }, UserErrorKind::kParse, "expected primitive(arguments)");
+  expect_user_error([&] { s.apply("split(C, i, by=3)"); }, UserErrorKind::kParse, "factor=N or nparts=N");
+  expect_user_error([&] { s.apply("split(C, i, factor=x)"); }, UserErrorKind::kParse, "is not an integer");
+  expect_user_error([&] { s.apply("twist(C, i)"); }, UserErrorKind::kParse, "unknown primitive 'twist'");
+  expect_user_error([&] { s.apply("fuse(C, i)"); }, UserErrorKind::kParse, "takes 3 arguments");
+  expect_user_error([&] { s.apply("parallel(D, i)"); }, UserErrorKind::kNotFound, "no stage named 'D'");
+  expect_user_error([&] { s.apply("parallel(C, q)"); }, UserErrorKind::kNotFound, "no loop named 'q'");
+  expect_user_error([&] { s.apply("cache_write(C, l2)"); }, UserErrorKind::kParse, "unknown memory scope");
+}
+
+}  // namespace
+}  // namespace kiln::tir
