@@ -355,3 +355,41 @@ TEST(LowerTest, ReductionComputedAtAnElementwiseConsumer) {
 
 }  // namespace
 }  // namespace kiln::tir
+
+namespace kiln::tir {
+namespace {
+
+TEST(LowerTest, ReductionToAScalarOverTwoAxes) {
+  Tensor a = placeholder({7, 13}, DType::kF32, "A");
+  IterVar r0 = reduce_axis(7, "r0"), r1 = reduce_axis(13, "r1");
+  Tensor total = compute({}, [&](const std::vector<Var>&) { return sum(a(r0, r1), {r0, r1}); }, "Total");
+  Schedule s({total});
+  s[total].split(s[total].reduce_axis(1), 4);
+  PrimFunc f = lower(s, {a, total}, "total");
+  ir::NDArray av = random_array(DType::kF32, {7, 13}, 31), tv = ir::NDArray::empty(DType::kF32, {});
+  interpret(f, {av, tv});
+  double ref = 0;
+  for (int64_t i = 0; i < av.numel(); ++i) ref += av.get_as_double(i);
+  EXPECT_TRUE(all_close(tv, [&](int64_t) { return ref; }, 1e-5)) << f;
+  EXPECT_TRUE(contains(to_string(f), "Total[0] = 0.0f")) << f;
+}
+
+TEST(LowerTest, IntegerComputesWrapAndCast) {
+  Tensor a = placeholder({10}, DType::kU8, "A");
+  IterVar r = reduce_axis(10, "r");
+  Tensor widened = compute({10}, [&](const std::vector<Var>& i) { return cast(Type(DType::kI32), a(i[0])) * 300; }, "W");
+  Tensor s32 = compute({1}, [&](const std::vector<Var>&) { return sum(widened(r), {r}); }, "S");
+  Schedule s({s32});
+  s[widened].compute_inline();
+  PrimFunc f = lower(s, {a, s32}, "isum");
+  ir::NDArray av = ir::NDArray::empty(DType::kU8, {10}), sv = ir::NDArray::empty(DType::kI32, {1});
+  for (int i = 0; i < 10; ++i) av.set_from_double(i, 250 + i % 6);
+  interpret(f, {av, sv});
+  int64_t ref = 0;
+  for (int i = 0; i < 10; ++i) ref += (250 + i % 6) * 300;
+  EXPECT_EQ(sv.data<int32_t>()[0], ref) << f;
+  EXPECT_TRUE(contains(to_string(f), "i32(A[r]) * (i32)300")) << f;
+}
+
+}  // namespace
+}  // namespace kiln::tir
