@@ -56,8 +56,28 @@ TEST(ScheduleErrorTest, AttachmentMisuse) {
   Schedule s({p.c});
   expect_user_error([&] { s[p.c].compute_inline(); }, UserErrorKind::kInvalidArgument, "compute_inline of an output");
   expect_user_error([&] { s[p.r].compute_inline(); }, UserErrorKind::kInvalidArgument, "compute_inline of a reduction");
-  expect_user_error([&] { s[p.b].compute_at(s[p.c], s[p.c].axis(0)); }, UserErrorKind::kInvalidArgument,
-                    "does not read it directly");
+  Tensor other = compute({8}, [&](const std::vector<Var>& i) { return p.a(i[0], i[0]); }, "Other");
+  Schedule so({p.c, other});
+  expect_user_error([&] { so[p.b].compute_at(so[other], so[other].axis(0)); }, UserErrorKind::kInvalidArgument,
+                    "stage 'Other' does not read it");
+  {
+    // C reads B only through R, which is computed at the root: nothing inside C's loop reads B.
+    Pipeline q;
+    Schedule t({q.c});
+    t[q.b].compute_at(t[q.c], t[q.c].axis(0));
+    expect_user_error([&] { lower(t, {q.a, q.c}, "k"); }, UserErrorKind::kInvalidArgument,
+                      "neither that stage nor a stage attached to it reads it");
+  }
+  {
+    // B inside C's inner loop, but its reader R outside it.
+    Pipeline q;
+    Schedule t({q.c});
+    auto [o, i] = t[q.c].split(t[q.c].axis(0), 2);
+    t[q.r].compute_at(t[q.c], o);
+    t[q.b].compute_at(t[q.c], i);
+    expect_user_error([&] { lower(t, {q.a, q.c}, "k"); }, UserErrorKind::kInvalidArgument,
+                      "its reader 'R' is computed outside that loop");
+  }
   expect_user_error([&] { s[p.c].compute_at(s[p.r], s[p.r].axis(0)); }, UserErrorKind::kInvalidArgument,
                     "compute_at of an output");
   s[p.b].split(s[p.b].axis(0), 2);
