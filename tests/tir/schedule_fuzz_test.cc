@@ -79,3 +79,63 @@ TEST(ScheduleFuzzTest, RandomMatmulSchedulesMatchTheReference) {
 
 }  // namespace
 }  // namespace kiln::tir
+
+namespace kiln::tir {
+namespace {
+
+// A padded 1-D convolution: Out[x] = sum_r pad(A)[x + r] * W[r], with the padding stage and a
+// cache_write tile attached at random loops (directly or through the tile).
+TEST(ScheduleFuzzTest, RandomStencilAttachmentsMatchTheReference) {
+  std::mt19937 rng(11);
+  auto pick = [&](int n) { return static_cast<int>(rng() % n); };
+  const int64_t factors[] = {1, 2, 3, 4, 8};
+  for (int trial = 0; trial < 120; ++trial) {
+    const int64_t n = 1 + pick(20), kw = 1 + pick(4), padl = pick(3);
+    Tensor a = placeholder({n}, DType::kF32, "A");
+    Tensor w = placeholder({kw}, DType::kF32, "W");
+    const int64_t np = n + kw - 1;
+    Tensor p = compute({np}, [&](const std::vector<Var>& i) { return read_or(a, {i[0] - padl}, 0.0f); }, "P", {"q"});
+    IterVar r = reduce_axis(kw, "r");
+    Tensor out = compute({n}, [&](const std::vector<Var>& i) { return sum(p(i[0] + r) * w(r), {r}); }, "Out", {"x"});
+    Schedule s({out});
+    const int mode = pick(4);
+    Tensor local;
+    if (mode >= 2) local = s.cache_write(out);
+    Stage so = s[out];
+    auto [xo, xi] = so.split(so.axis(0), factors[pick(5)]);
+    if (mode == 0) {
+      s[p].compute_inline();
+    } else if (mode == 1) {
+      s[p].compute_at(so, pick(2) ? xo : xi);
+    } else {
+      Stage sl = s[local];
+      sl.compute_at(so, pick(2) ? xo : xi);
+      if (pick(2)) sl.reorder({sl.reduce_axis(0), sl.axis(0)});
+      if (mode == 2) {
+        s[p].compute_at(so, xo);  // read through the attached tile
+      } else {
+        s[p].compute_at(sl, sl.leaf_axes()[pick(2)]);
+      }
+    }
+    if (pick(2)) s[p].vectorize(s[p].axis(0));
+    PrimFunc f = lower(s, {a, w, out}, "stencil");
+    ir::NDArray av = testing::random_array(DType::kF32, {n}, trial), wv = testing::random_array(DType::kF32, {kw}, trial + 77);
+    ir::NDArray ov = ir::NDArray::empty(DType::kF32, {n});
+    interpret(f, {av, wv, ov});
+    ASSERT_TRUE(testing::all_close(
+        ov,
+        [&](int64_t x) {
+          double acc = 0;
+          for (int64_t k = 0; k < kw; ++k) {
+            const int64_t src = x + k - padl;
+            if (src >= 0 && src < n) acc += av.get_as_double(src) * wv.get_as_double(k);
+          }
+          return acc;
+        },
+        1e-5))
+        << "trial " << trial << " n=" << n << " kw=" << kw << " pad=" << padl << "\nschedule:\n" << s.to_string() << f;
+  }
+}
+
+}  // namespace
+}  // namespace kiln::tir
