@@ -9,6 +9,7 @@
 #include "kiln/tir/interpreter.h"
 #include "kiln/tir/lower.h"
 #include "kiln/tir/printer.h"
+#include "kiln/tir/simplify.h"
 #include "tir_test_util.h"
 
 namespace kiln::tir {
@@ -62,6 +63,7 @@ TEST(ScheduleFuzzTest, RandomMatmulSchedulesMatchTheReference) {
       work.parallel(work.leaf_axes().front());
     }
     PrimFunc f = lower(s, {a, b, c}, "mm");
+    EXPECT_TRUE(simplify(f->body).same_as(f->body)) << "simplify is not idempotent on\n" << f;
     ir::NDArray av = testing::random_array(DType::kF32, {m, kk}, trial), bv = testing::random_array(DType::kF32, {kk, n}, trial + 1000);
     ir::NDArray cv = ir::NDArray::empty(DType::kF32, {m, n});
     interpret(f, {av, bv, cv});
@@ -119,6 +121,7 @@ TEST(ScheduleFuzzTest, RandomStencilAttachmentsMatchTheReference) {
     }
     if (pick(2)) s[p].vectorize(s[p].axis(0));
     PrimFunc f = lower(s, {a, w, out}, "stencil");
+    EXPECT_TRUE(simplify(f->body).same_as(f->body)) << "simplify is not idempotent on\n" << f;
     ir::NDArray av = testing::random_array(DType::kF32, {n}, trial), wv = testing::random_array(DType::kF32, {kw}, trial + 77);
     ir::NDArray ov = ir::NDArray::empty(DType::kF32, {n});
     interpret(f, {av, wv, ov});
