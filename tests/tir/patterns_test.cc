@@ -87,3 +87,47 @@ TEST(PatternsTest, MaxPoolStride2WithPadding) {
 
 }  // namespace
 }  // namespace kiln::tir
+
+namespace kiln::tir {
+namespace {
+
+TEST(PatternsTest, TileIsSplitSplitReorder) {
+  Tensor a = placeholder({10, 12}, DType::kF32, "A");
+  Tensor b = compute({10, 12}, [&](const std::vector<Var>& i) { return a(i[0], i[1]) + 1.0f; }, "B", {"y", "x"});
+  Schedule s({b});
+  std::vector<IterVar> t = s[b].tile(s[b].axis(0), s[b].axis(1), 4, 4);
+  ASSERT_EQ(t.size(), 4u);
+  EXPECT_EQ(s.to_string(),
+            "split(B, y, factor=4) -> y.outer, y.inner\n"
+            "split(B, x, factor=4) -> x.outer, x.inner\n"
+            "reorder(B, y.outer, x.outer, y.inner, x.inner)\n");
+  PrimFunc f = lower(s, {a, b}, "tiled");
+  ir::NDArray av = random_array(DType::kF32, {10, 12}, 43), bv = ir::NDArray::empty(DType::kF32, {10, 12});
+  interpret(f, {av, bv});
+  EXPECT_TRUE(all_close(bv, [&](int64_t i) { return av.get_as_double(i) + 1.0; }, 1e-6)) << f;
+}
+
+TEST(PatternsTest, HalfPrecisionRoundsAfterEachOperation) {
+  for (DType dt : {DType::kF16, DType::kBF16}) {
+    Tensor a = placeholder({64}, dt, "A");
+    Tensor b = placeholder({64}, dt, "B");
+    Tensor c = compute({64}, [&](const std::vector<Var>& i) { return a(i[0]) * b(i[0]) + a(i[0]); }, "C");
+    Schedule s({c});
+    auto [o, i] = s[c].split(s[c].axis(0), 16);
+    s[c].vectorize(i);
+    PrimFunc f = lower(s, {a, b, c}, "half");
+    ir::NDArray av = random_array(dt, {64}, 44), bv = random_array(dt, {64}, 45), cv = ir::NDArray::empty(dt, {64});
+    interpret(f, {av, bv, cv});
+    auto round_to = [&](double v) {
+      ir::NDArray t = ir::NDArray::scalar(dt, v);
+      return t.get_as_double(0);
+    };
+    EXPECT_TRUE(all_close(
+        cv, [&](int64_t k) { return round_to(round_to(av.get_as_double(k) * bv.get_as_double(k)) + av.get_as_double(k)); },
+        0))
+        << f;
+  }
+}
+
+}  // namespace
+}  // namespace kiln::tir
