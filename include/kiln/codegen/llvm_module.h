@@ -23,7 +23,19 @@
 
 #include "kiln/codegen/target.h"
 
+namespace kiln::tir {
+class PrimFunc;
+}
+
 namespace kiln::codegen {
+
+// How loop IR is turned into kernels.
+struct CodegenOptions {
+  // Kernels may assume every tensor's data + byte_offset is 64-byte aligned (KILN_TENSOR_ALIGNMENT,
+  // true of every tensor Kiln allocates). The entry checks it and fails with a message (never
+  // undefined behaviour) when a caller passes a less aligned tensor. false: no alignment assumed.
+  bool assume_aligned_args = true;
+};
 
 // The signature of every generated kernel.
 using KernelFunction = int32_t (*)(const DLTensor* args, int32_t num_args);
@@ -41,6 +53,11 @@ class LLVMModule {
   // function it defines is registered as a kernel. `what` names the text in errors. Throws
   // UserError(kParse) with LLVM's diagnostic when the text is not valid LLVM IR.
   void add_llvm_ir(std::string_view text, const std::string& what = "llvm-ir");
+
+  // Translates a lowered loop-IR function into one exported kernel named func->name (see
+  // docs/codegen.md). Logs the loop IR at KILN_LOG=codegen=debug. UserError(kInvalidArgument)
+  // when the module already has a kernel of that name.
+  void add_prim_func(const tir::PrimFunc& func, const CodegenOptions& options = {});
 
   // Names of the kernels (exported entries), in the order they were added.
   const std::vector<std::string>& kernel_names() const;
