@@ -134,6 +134,28 @@ INSTANTIATE_TEST_SUITE_P(
                       MatmulCase{96, 128, 100, 6, 2, true}, MatmulCase{7, 13, 1000, 3, 1, true},
                       MatmulCase{1, 1, 1, 2, 1, false}));
 
+TEST(Kernels, PackedMatmulWithKBlocksAndLeftoverRows) {
+  // The benchmark's matmul form: B packed into panels, k in blocks (accumulators reloaded from
+  // C between blocks), 6-row blocks in parallel and a 1-row leftover block (M = 37).
+  const int lanes = host_lanes();
+  const int nv = 2;
+  const int64_t M = 37, N = 3 * nv * lanes, K = 64;
+  ASSERT_EQ(kiln_set_num_threads(2), 0);
+  JitModule jit = jit_one(testing::matmul_packed("mmp", M, N, K, lanes, 6, nv, 16, true));
+  Buffer<float> a({M, K}, f32_type()), b({K, N}, f32_type()), c({M, N}, f32_type());
+  const auto va = random_floats(M * K, -1, 1, 7), vb = random_floats(K * N, -1, 1, 8);
+  for (size_t i = 0; i < va.size(); ++i) a[i] = va[i];
+  for (size_t i = 0; i < vb.size(); ++i) b[i] = vb[i];
+  jit.run("mmp", {a.tensor(), b.tensor(), c.tensor()});
+  for (int64_t i = 0; i < M; ++i) {
+    for (int64_t j = 0; j < N; ++j) {
+      double expected = 0;
+      for (int64_t k = 0; k < K; ++k) expected += double(a[i * K + k]) * b[k * N + j];
+      ASSERT_NEAR(c[i * N + j], expected, 1e-5 * K) << "C[" << i << ", " << j << "]";
+    }
+  }
+}
+
 struct MathCase {
   const char* name;
   Expr (*build)(Expr);

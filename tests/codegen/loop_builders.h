@@ -97,6 +97,58 @@ inline PrimFunc matmul(const std::string& name, int64_t M, int64_t N, int64_t K,
   return PrimFunc::make(name, {A, B, C}, Block::make(body));
 }
 
+
+// C[M, N] = A[M, K] * B[K, N] with B first packed into column panels of nv*lanes columns
+// (Bp[jo][k][nv*lanes], a heap buffer) so the micro-kernel streams B contiguously, and k split
+// into blocks of kc (the accumulators carry over through C between blocks). Rows go in blocks of
+// mr (parallel over blocks) and the M % mr leftover rows in one smaller block. Requires
+// N % (nv*lanes) == 0 and K % kc == 0.
+inline PrimFunc matmul_packed(const std::string& name, int64_t M, int64_t N, int64_t K, int lanes, int mr,
+                              int nv, int64_t kc, bool parallel) {
+  tir::Buffer A = tir::Buffer::make("A", DType::kF32, {M, K});
+  tir::Buffer B = tir::Buffer::make("B", DType::kF32, {K, N});
+  tir::Buffer C = tir::Buffer::make("C", DType::kF32, {M, N});
+  tir::Buffer Bp = tir::Buffer::make("Bp", DType::kF32, {N * K});
+  const int64_t nb = int64_t{nv} * lanes;
+  const ForKind outer = parallel ? ForKind::kParallel : ForKind::kSerial;
+  Var po("po"), pk("pk"), pj("pj");
+  Stmt pack = For::make(po, 0, N / nb, outer,
+                        For::make(pk, 0, K, ForKind::kSerial,
+                                  For::make(pj, 0, nv, ForKind::kUnrolled,
+                                            Store::make(Bp, Load::make(B, vec(pk * N + po * nb + pj * lanes, lanes)),
+                                                        vec((po * K + pk) * nb + pj * lanes, lanes)))));
+  // Rows [row0, row0 + blocks * rows) in blocks of `rows`.
+  auto nest = [&](int64_t row0, int64_t blocks, int rows) {
+    tir::Buffer acc = tir::Buffer::make("acc", DType::kF32, {int64_t{rows} * nv * lanes});
+    Var io("io"), jo("jo"), ko("ko"), k("k"), ii("ii"), jv("jv");
+    Var a("a", Type(DType::kF32, lanes));
+    auto acc_at = [&] { return vec((ii * nv + jv) * lanes, lanes); };
+    Expr row = io * rows + ii + row0;
+    Expr c_at = vec(row * N + jo * nb + jv * lanes, lanes);
+    Expr kk = ko * kc + k;
+    Stmt init = For::make(ii, 0, rows, ForKind::kUnrolled,
+                          For::make(jv, 0, nv, ForKind::kUnrolled,
+                                    Store::make(acc, select(ko == 0, Broadcast::make(0.0f, lanes), Load::make(C, c_at)), acc_at())));
+    Stmt update = For::make(
+        k, 0, kc, ForKind::kSerial,
+        For::make(ii, 0, rows, ForKind::kUnrolled,
+                  LetStmt::make(a, Broadcast::make(Load::make(A, row * K + kk), lanes),
+                                For::make(jv, 0, nv, ForKind::kUnrolled,
+                                          Store::make(acc, Load::make(acc, acc_at()) +
+                                                               a * Load::make(Bp, vec((jo * K + kk) * nb + jv * lanes, lanes)),
+                                                      acc_at())))));
+    Stmt write = For::make(ii, 0, rows, ForKind::kUnrolled,
+                           For::make(jv, 0, nv, ForKind::kUnrolled, Store::make(C, Load::make(acc, acc_at()), c_at)));
+    Stmt micro = Allocate::make(acc, MemoryScope::kStack, 64, Block::make({init, update, write}));
+    return For::make(io, 0, blocks, outer,
+                     For::make(jo, 0, N / nb, ForKind::kSerial, For::make(ko, 0, K / kc, ForKind::kSerial, micro)));
+  };
+  std::vector<Stmt> body{pack};
+  if (M / mr > 0) body.push_back(nest(0, M / mr, mr));
+  if (M % mr != 0) body.push_back(nest(M / mr * mr, 1, static_cast<int>(M % mr)));
+  return PrimFunc::make(name, {A, B, C}, Allocate::make(Bp, MemoryScope::kHeap, 64, Block::make(body)));
+}
+
 }  // namespace kiln::codegen::testing
 
 #endif  // KILN_TESTS_CODEGEN_LOOP_BUILDERS_H_
