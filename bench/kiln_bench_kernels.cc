@@ -16,6 +16,8 @@
 #include "kiln/codegen/llvm_module.h"
 #include "kiln/codegen/target.h"
 #include "kiln/runtime/c_api.h"
+#include "kiln/tir/lower.h"
+#include "kiln/tir/schedule.h"
 #include "loop_builders.h"
 #include "test_util.h"
 
@@ -189,6 +191,82 @@ BENCHMARK(BM_MatmulF32Packed)
     ->Args({1024, 1, 256})
     ->Args({1024, 1, 1024})
     ->Args({1024, 2, 256})
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+
+// The same matmul written as a tensor expression and scheduled with the tir primitives: B packed
+// into panels by a compute stage (Bp[jo, k, jj] = B[k, jo*nb + jj]), C tiled into mr x nb tiles
+// accumulated in registers through cache_write, k outermost in the tile, rows parallel.
+kiln::tir::PrimFunc te_matmul(int64_t n, int lanes, int mr, int nv, bool pack) {
+  using namespace kiln::tir;  // NOLINT
+  const int64_t nb = int64_t{nv} * lanes;
+  Tensor a = placeholder({n, n}, DType::kF32, "A");
+  Tensor b = placeholder({n, n}, DType::kF32, "B");
+  IterVar k = reduce_axis(n, "k");
+  Tensor bp;
+  Tensor c;
+  if (pack) {
+    bp = compute({n / nb, n, nb}, [&](const std::vector<Var>& i) { return b(i[1], i[0] * nb + i[2]); }, "Bp",
+                 {"jo", "k", "jj"});
+    c = compute({n, n}, [&](const std::vector<Var>& i) {
+      return sum(a(i[0], k) * bp(floordiv(i[1], nb), k, floormod(i[1], nb)), {k});
+    }, "C", {"i", "j"});
+  } else {
+    c = compute({n, n}, [&](const std::vector<Var>& i) { return sum(a(i[0], k) * b(k, i[1]), {k}); }, "C", {"i", "j"});
+  }
+  Schedule s({c});
+  Tensor cl = s.cache_write(c);
+  Stage sc = s[c];
+  auto [io, ii] = sc.split(sc.axis(0), mr);
+  auto [jo, ji] = sc.split(sc.axis(1), nb);
+  sc.reorder({io, jo, ii, ji});
+  sc.parallel(io);
+  sc.vectorize(ji);
+  Stage sl = s[cl];
+  sl.compute_at(sc, jo);
+  sl.reorder({sl.reduce_axis(0), sl.axis(0), sl.axis(1)});
+  sl.unroll(sl.axis(0));
+  sl.vectorize(sl.axis(1));
+  if (pack) {
+    Stage sp = s[bp];
+    sp.parallel(sp.axis(0));
+    sp.vectorize(sp.axis(2));
+  }
+  return lower(s, {a, b, c}, pack ? "te_matmul_packed" : "te_matmul");
+}
+
+void BM_MatmulF32Te(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  const int threads = static_cast<int>(state.range(1));
+  const bool pack = state.range(2) != 0;
+  const int lanes = host_target().vector_lanes(32);
+  const int nv = lanes == 16 ? 4 : 2;
+  const int mr = 4;  // divides 1024: no guarded tail tiles
+  LLVMModule module(host_target(), "te_matmul");
+  kiln::tir::PrimFunc f = te_matmul(n, lanes, mr, nv, pack);
+  module.add_prim_func(f);
+  JitModule jit(std::move(module));
+  Buffer<float> a({n, n}, f32_type()), b({n, n}, f32_type()), c({n, n}, f32_type());
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = dist(rng);
+  for (size_t i = 0; i < b.size(); ++i) b[i] = dist(rng);
+  kiln_set_num_threads(threads);
+  KernelFunction fn = jit.kernel(f->name);
+  const DLTensor args[3] = {a.tensor(), b.tensor(), c.tensor()};
+  if (fn(args, 3) != 0) state.SkipWithError(kiln_get_last_error());
+  const auto t0 = std::chrono::steady_clock::now();
+  for (auto _ : state) fn(args, 3);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  state.SetLabel(std::string("tensor expression + schedule: ") + (pack ? "B packed, " : "") +
+                 std::to_string(mr) + "x" + std::to_string(nv) + " vectors cache_write tile");
+  report(state, 2.0 * n * n * n, s, threads);
+  kiln_set_num_threads(1);
+}
+BENCHMARK(BM_MatmulF32Te)
+    ->Args({1024, 1, 0})
+    ->Args({1024, 1, 1})
+    ->Args({1024, 2, 1})
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 
