@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "kiln/codegen/llvm_module.h"
+#include "kiln/ir/ndarray.h"
 #include "kiln/codegen/target.h"
 #include "kiln/runtime/c_api.h"
 #include "kiln/support/error.h"
@@ -288,6 +289,43 @@ TEST(CodegenLLVM, UndeclaredBufferIsAnInternalError) {
   PrimFunc f = PrimFunc::make("stray", {a}, For::make(i, 0, 4, ForKind::kSerial, Store::make(a, Load::make(stray, i), i)));
   LLVMModule module(host_target());
   EXPECT_THROW(module.add_prim_func(f), InternalError);
+}
+
+}  // namespace
+}  // namespace kiln::codegen
+
+namespace kiln::codegen {
+namespace {
+
+using namespace kiln::tir;  // NOLINT
+
+TEST(CodegenLLVM, HalfAndBfloat16RoundToNearestEven) {
+  // h[i] = f16(x[i]), b[i] = bf16(x[i]), y[i] = f32(h[i]) + f32(b[i]), e[i] = exp(h[i]) in f16.
+  const int n = 19;
+  tir::Buffer x = tir::Buffer::make("x", DType::kF32, {n});
+  tir::Buffer h = tir::Buffer::make("h", DType::kF16, {n});
+  tir::Buffer b = tir::Buffer::make("b", DType::kBF16, {n});
+  tir::Buffer y = tir::Buffer::make("y", DType::kF32, {n});
+  tir::Buffer e = tir::Buffer::make("e", DType::kF16, {n});
+  Var i("i");
+  Stmt body = Block::make({Store::make(h, cast(DType::kF16, Load::make(x, i)), i),
+                           Store::make(b, cast(DType::kBF16, Load::make(x, i)), i),
+                           Store::make(y, cast(DType::kF32, Load::make(h, i)) + cast(DType::kF32, Load::make(b, i)), i),
+                           Store::make(e, exp(Load::make(h, i)), i)});
+  PrimFunc f = PrimFunc::make("halfs", {x, h, b, y, e}, For::make(i, 0, n, ForKind::kSerial, body));
+  LLVMModule module(host_target());
+  module.add_prim_func(f);
+  JitModule jit(std::move(module));
+  testing::Buffer<float> X({n}, {kDLFloat, 32, 1}), Y({n}, {kDLFloat, 32, 1});
+  testing::Buffer<uint16_t> H({n}, {kDLFloat, 16, 1}), B({n}, {kDLBfloat, 16, 1}), E({n}, {kDLFloat, 16, 1});
+  for (int k = 0; k < n; ++k) X[k] = (k - 9) * 0.3337f + 1e-3f * k;
+  jit.run("halfs", {X.tensor(), H.tensor(), B.tensor(), Y.tensor(), E.tensor()});
+  for (int k = 0; k < n; ++k) {
+    EXPECT_EQ(H[k], ir::f32_to_f16(X[k])) << k;
+    EXPECT_EQ(B[k], ir::f32_to_bf16(X[k])) << k;
+    EXPECT_EQ(Y[k], ir::f16_to_f32(H[k]) + ir::bf16_to_f32(B[k])) << k;
+    EXPECT_EQ(E[k], ir::f32_to_f16(std::exp(ir::f16_to_f32(H[k])))) << k;
+  }
 }
 
 }  // namespace

@@ -353,6 +353,8 @@ void CodeGenLLVM::emit_store(const Store* op) {
   llvm::Type* elem = storage_type(op->buffer->dtype);
   if (t.is_bool()) {
     value = builder_.CreateZExt(value, t.lanes > 1 ? llvm::FixedVectorType::get(elem, t.lanes) : elem);
+  } else if (t.dtype == DType::kF16 || t.dtype == DType::kBF16) {
+    value = f32_to_half_bits(value, t.dtype);  // round to nearest even on the way to memory
   }
   const llvm::Align align(std::max<unsigned>(1, t.bits() / 8));
   if (t.lanes == 1 || contiguous) {

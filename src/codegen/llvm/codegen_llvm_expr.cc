@@ -11,8 +11,52 @@ namespace kiln::codegen {
 
 using namespace kiln::tir;  // NOLINT: node names read best unqualified here
 
+// In memory: bool is one byte, f16 and bf16 are 16-bit patterns (converted at loads and stores).
 llvm::Type* CodeGenLLVM::storage_type(DType d) {
-  return d == DType::kBool ? builder_.getInt8Ty() : llvm_type(Type(d, 1));
+  if (d == DType::kBool) return builder_.getInt8Ty();
+  if (d == DType::kF16 || d == DType::kBF16) return builder_.getInt16Ty();
+  return llvm_type(Type(d, 1));
+}
+
+// `scalar` with the lane count of `like` (a vector type or a scalar).
+static llvm::Type* like_lanes(llvm::Type* scalar, llvm::Type* like) {
+  if (auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(like)) return llvm::FixedVectorType::get(scalar, vt->getNumElements());
+  return scalar;
+}
+
+// f32 -> bf16 bit pattern (i16), rounding to nearest even; NaN stays a (quiet) NaN. Written out
+// in integer ops: LLVM's own bfloat truncation calls __truncsfbf2, which older libgcc lacks.
+llvm::Value* CodeGenLLVM::f32_to_bf16_bits(llvm::Value* v) {
+  llvm::Type* i32 = like_lanes(builder_.getInt32Ty(), v->getType());
+  auto c = [&](uint32_t x) { return llvm::ConstantInt::get(i32, x); };
+  llvm::Value* bits = builder_.CreateBitCast(v, i32);
+  llvm::Value* lsb = builder_.CreateAnd(builder_.CreateLShr(bits, c(16)), c(1));
+  llvm::Value* rounded = builder_.CreateLShr(builder_.CreateAdd(builder_.CreateAdd(bits, c(0x7FFF)), lsb), c(16));
+  llvm::Value* quiet_nan = builder_.CreateOr(builder_.CreateLShr(bits, c(16)), c(0x40));
+  llvm::Value* out = builder_.CreateSelect(builder_.CreateFCmpUNO(v, v), quiet_nan, rounded);
+  return builder_.CreateTrunc(out, like_lanes(builder_.getInt16Ty(), v->getType()));
+}
+
+// A 16-bit pattern of `d` (f16 or bf16) -> its f32 value.
+llvm::Value* CodeGenLLVM::half_bits_to_f32(llvm::Value* bits, DType d) {
+  llvm::Type* f32 = like_lanes(builder_.getFloatTy(), bits->getType());
+  if (d == DType::kF16) {
+    return builder_.CreateFPExt(builder_.CreateBitCast(bits, like_lanes(builder_.getHalfTy(), bits->getType())), f32);
+  }
+  llvm::Type* i32 = like_lanes(builder_.getInt32Ty(), bits->getType());
+  return builder_.CreateBitCast(builder_.CreateShl(builder_.CreateZExt(bits, i32), llvm::ConstantInt::get(i32, 16)), f32);
+}
+
+// An f32 value -> the 16-bit pattern of `d` (f16 or bf16), rounded to nearest even.
+llvm::Value* CodeGenLLVM::f32_to_half_bits(llvm::Value* v, DType d) {
+  if (d == DType::kBF16) return f32_to_bf16_bits(v);
+  llvm::Value* h = builder_.CreateFPTrunc(v, like_lanes(builder_.getHalfTy(), v->getType()));
+  return builder_.CreateBitCast(h, like_lanes(builder_.getInt16Ty(), v->getType()));
+}
+
+// Rounds an f32 value to the nearest value of `d` (f16 or bf16), kept in f32.
+llvm::Value* CodeGenLLVM::round_to_half(llvm::Value* v, DType d) {
+  return half_bits_to_f32(f32_to_half_bits(v, d), d);
 }
 
 llvm::Type* CodeGenLLVM::llvm_type(const Type& t) {
@@ -20,8 +64,10 @@ llvm::Type* CodeGenLLVM::llvm_type(const Type& t) {
   switch (t.dtype) {
     case DType::kF32: elem = builder_.getFloatTy(); break;
     case DType::kF64: elem = builder_.getDoubleTy(); break;
-    case DType::kF16: elem = builder_.getHalfTy(); break;
-    case DType::kBF16: elem = builder_.getBFloatTy(); break;
+    case DType::kF16:   // f16 and bf16 values are computed in f32 (docs/tir.md); storage_type()
+    case DType::kBF16:  // holds their 16-bit form
+      elem = builder_.getFloatTy();
+      break;
     case DType::kI8:
     case DType::kU8: elem = builder_.getInt8Ty(); break;
     case DType::kI16: elem = builder_.getInt16Ty(); break;
@@ -134,39 +180,39 @@ llvm::Value* CodeGenLLVM::emit_call(const Call* op) {
   std::vector<llvm::Value*> args;
   for (const Expr& arg : op->args) args.push_back(emit_expr(arg));
   const Type& t = op->type;
-  if (t.dtype == DType::kF16 || t.dtype == DType::kBF16) {
-    // Half types compute in f32 and round once on the way back.
-    const Type wide(DType::kF32, t.lanes);
-    for (llvm::Value*& v : args) v = builder_.CreateFPExt(v, llvm_type(wide));
-    return builder_.CreateFPTrunc(emit_math(op->op, args, wide), llvm_type(t));
-  }
-  KILN_ICHECK(t.dtype == DType::kF32 || t.dtype == DType::kF64)
-      << "math intrinsic " << call_op_name(op->op) << " on " << t.to_string();
-  return emit_math(op->op, args, t);
+  KILN_ICHECK(t.is_float()) << "math intrinsic " << call_op_name(op->op) << " on " << t.to_string();
+  // f16 and bf16 are already f32 in registers: compute in f32.
+  const Type compute = (t.dtype == DType::kF64) ? t : Type(DType::kF32, t.lanes);
+  return emit_math(op->op, args, compute);
 }
 
 llvm::Value* CodeGenLLVM::emit_cast(const Cast* op) {
   const Type from = op->value.type();
   const Type to = op->type;
   llvm::Value* v = emit_expr(op->value);
-  llvm::Type* dst = llvm_type(to);
+  llvm::Type* dst = llvm_type(to);  // f16/bf16: f32 registers
+  const bool to_half = to.dtype == DType::kF16 || to.dtype == DType::kBF16;
   if (from.dtype == to.dtype) return v;
   if (to.is_bool()) {
     if (from.is_float()) return builder_.CreateFCmpUNE(v, llvm::Constant::getNullValue(v->getType()));
     return builder_.CreateICmpNE(v, llvm::Constant::getNullValue(v->getType()));
   }
   if (from.is_float() && to.is_float()) {
-    // f16 <-> bf16 go through f32.
-    if ((from.dtype == DType::kF16 && to.dtype == DType::kBF16) ||
-        (from.dtype == DType::kBF16 && to.dtype == DType::kF16)) {
-      v = builder_.CreateFPExt(v, llvm_type(Type(DType::kF32, to.lanes)));
-      return builder_.CreateFPTrunc(v, dst);
+    if (from.dtype == DType::kF64 && to.dtype == DType::kF16) {
+      // One rounding, straight from f64 to half.
+      llvm::Value* h = builder_.CreateFPTrunc(v, like_lanes(builder_.getHalfTy(), v->getType()));
+      return builder_.CreateFPExt(h, dst);
     }
-    return from.bits() < to.bits() ? builder_.CreateFPExt(v, dst) : builder_.CreateFPTrunc(v, dst);
+    if (v->getType()->getScalarType()->isDoubleTy() && !dst->getScalarType()->isDoubleTy()) v = builder_.CreateFPTrunc(v, dst);
+    if (!v->getType()->getScalarType()->isDoubleTy() && dst->getScalarType()->isDoubleTy()) return builder_.CreateFPExt(v, dst);
+    return to_half ? round_to_half(v, to.dtype) : v;
   }
   if (from.is_float()) return to.is_uint() ? builder_.CreateFPToUI(v, dst) : builder_.CreateFPToSI(v, dst);
   const bool from_unsigned = from.is_uint() || from.is_bool();
-  if (to.is_float()) return from_unsigned ? builder_.CreateUIToFP(v, dst) : builder_.CreateSIToFP(v, dst);
+  if (to.is_float()) {
+    llvm::Value* f = from_unsigned ? builder_.CreateUIToFP(v, dst) : builder_.CreateSIToFP(v, dst);
+    return to_half ? round_to_half(f, to.dtype) : f;
+  }
   return builder_.CreateIntCast(v, dst, /*isSigned=*/!from_unsigned);
 }
 
@@ -350,6 +396,7 @@ llvm::Value* CodeGenLLVM::emit_load(const Load* op) {
     v = builder_.CreateMaskedGather(llvm::FixedVectorType::get(elem, t.lanes), addr, align);
   }
   if (is_bool) v = builder_.CreateICmpNE(v, llvm::Constant::getNullValue(v->getType()));
+  if (t.dtype == DType::kF16 || t.dtype == DType::kBF16) v = half_bits_to_f32(v, t.dtype);
   return v;
 }
 
