@@ -203,6 +203,8 @@ INSTANTIATE_TEST_SUITE_P(
         MathCase{"sqrt", [](Expr x) { return sqrt(x); }, [](double x) { return std::sqrt(x); }, 0, 1e4f, 1.2e-7, 0},
         MathCase{"rsqrt", [](Expr x) { return rsqrt(x); }, rsqrt_ref, 1e-3f, 1e4f, 2.5e-7, 0},
         MathCase{"tanh", [](Expr x) { return tanh(x); }, [](double x) { return std::tanh(x); }, -10, 10, 2.5e-7, 1e-9},
+        MathCase{"tanh_small", [](Expr x) { return tanh(x); }, [](double x) { return std::tanh(x); }, -0.7f, 0.7f, 2.5e-7, 1e-12},
+        MathCase{"tanh_large", [](Expr x) { return tanh(x); }, [](double x) { return std::tanh(x); }, -60, 60, 2.5e-7, 0},
         MathCase{"erf", [](Expr x) { return erf(x); }, [](double x) { return std::erf(x); }, -4, 4, 2.5e-7, 1e-9},
         MathCase{"sigmoid", [](Expr x) { return sigmoid(x); }, sigmoid_ref, -30, 30, 5e-7, 1e-12},
         MathCase{"pow", [](Expr x) { return pow(x, Expr(1.7f)); }, [](double x) { return std::pow(x, double(1.7f)); }, 0, 50, 3e-7, 0},
@@ -215,6 +217,26 @@ INSTANTIATE_TEST_SUITE_P(
         MathCase{"fma", [](Expr x) { return fma(x, x, Expr(-1.0f)); },
                  [](double x) { return double(std::fma(float(x), float(x), -1.0f)); }, -3, 3, 0, 0}),
     [](const ::testing::TestParamInfo<MathCase>& info) { return std::string(info.param.name); });
+
+TEST(Kernels, TanhSpecialValues) {
+  const int64_t n = 8;
+  PrimFunc f = testing::elementwise("tanh_special", n, host_lanes() > n ? n : host_lanes(), 1,
+                                    [](const std::vector<Expr>& in) { return tanh(in[0]); });
+  JitModule jit = jit_one(f);
+  Buffer<float> x({n}, f32_type()), y({n}, f32_type());
+  const float inf = std::numeric_limits<float>::infinity();
+  const float in[n] = {0.0f, -0.0f, inf, -inf, std::numeric_limits<float>::quiet_NaN(), 1e-30f, 0.625f, -0.625f};
+  for (int i = 0; i < n; ++i) x[i] = in[i];
+  jit.run("tanh_special", {x.tensor(), y.tensor()});
+  EXPECT_EQ(y[0], 0.0f);
+  EXPECT_TRUE(std::signbit(y[1]));
+  EXPECT_EQ(y[2], 1.0f);
+  EXPECT_EQ(y[3], -1.0f);
+  EXPECT_TRUE(std::isnan(y[4]));
+  EXPECT_EQ(y[5], 1e-30f);
+  EXPECT_NEAR(y[6], std::tanh(0.625f), 2.5e-7 * std::tanh(0.625f));
+  EXPECT_EQ(y[7], -y[6]);
+}
 
 TEST(Kernels, ExpSpecialValues) {
   const int64_t n = 8;
