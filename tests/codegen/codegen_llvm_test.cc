@@ -330,3 +330,35 @@ TEST(CodegenLLVM, HalfAndBfloat16RoundToNearestEven) {
 
 }  // namespace
 }  // namespace kiln::codegen
+
+namespace kiln::codegen {
+namespace {
+
+using namespace kiln::tir;  // NOLINT
+
+TEST(CodegenLLVM, FailedHeapAllocationIsAnErrorNotACrash) {
+  // A small heap buffer, then one of 2^48 floats (1 PiB) inside it: the kernel must report the
+  // failure (freeing the first buffer) instead of crashing.
+  tir::Buffer out = tir::Buffer::make("out", DType::kF32, {4});
+  tir::Buffer small = tir::Buffer::make("small", DType::kF32, {1024});
+  tir::Buffer huge = tir::Buffer::make("huge", DType::kF32, {int64_t{1} << 48});
+  Var i("i");
+  Stmt inner = Allocate::make(huge, MemoryScope::kHeap, 64,
+                              For::make(i, 0, 4, ForKind::kSerial, Store::make(out, Load::make(huge, i), i)));
+  Stmt body = Allocate::make(small, MemoryScope::kHeap, 64, Block::make({Store::make(small, 1.0f, make_int(0)), inner}));
+  LLVMModule module(host_target());
+  module.add_prim_func(PrimFunc::make("oom", {out}, body));
+  JitModule jit(std::move(module));
+  testing::Buffer<float> o({4}, {kDLFloat, 32, 1});
+  try {
+    jit.run("oom", {o.tensor()});
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("kernel 'oom': out of memory allocating 1125899906842624 bytes for buffer 'huge'"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace kiln::codegen

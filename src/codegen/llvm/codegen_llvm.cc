@@ -119,6 +119,17 @@ llvm::BasicBlock* CodeGenLLVM::fail_block() {
 }
 
 namespace {
+llvm::FunctionCallee declare_runtime(llvm::Module& m, llvm::IRBuilder<>& b, const char* name);
+}  // namespace
+
+void CodeGenLLVM::free_live_heap_and_fail() {
+  for (auto it = fs_.live_heap.rbegin(); it != fs_.live_heap.rend(); ++it) {
+    builder_.CreateCall(declare_runtime(llmod_, builder_, "free"), {*it});
+  }
+  builder_.CreateBr(fail_block());
+}
+
+namespace {
 
 llvm::FunctionCallee declare_runtime(llvm::Module& m, llvm::IRBuilder<>& b, const char* name) {
   llvm::Type* ptr = b.getPtrTy();
@@ -341,7 +352,10 @@ void CodeGenLLVM::emit_parallel_for(const For* op) {
   llvm::Value* rc = builder_.CreateCall(declare_runtime(llmod_, builder_, "kiln_parallel_for"),
                                         {body, cl, n});
   llvm::BasicBlock* ok = llvm::BasicBlock::Create(ctx_, "parallel.ok", fs_.function);
-  builder_.CreateCondBr(builder_.CreateICmpEQ(rc, builder_.getInt32(0)), ok, fail_block());
+  llvm::BasicBlock* failed = llvm::BasicBlock::Create(ctx_, "parallel.failed", fs_.function);
+  builder_.CreateCondBr(builder_.CreateICmpEQ(rc, builder_.getInt32(0)), ok, failed);
+  builder_.SetInsertPoint(failed);
+  free_live_heap_and_fail();
   builder_.SetInsertPoint(ok);
 }
 
@@ -414,12 +428,14 @@ void CodeGenLLVM::emit_allocate(const Allocate* op) {
                         {builder_.CreateGlobalStringPtr("kernel '" + kernel_name_ + "': out of memory allocating " +
                                                         std::to_string(rounded) + " bytes for buffer '" +
                                                         b->name + "'")});
-    builder_.CreateBr(fail_block());
+    free_live_heap_and_fail();
     builder_.SetInsertPoint(ok);
     llvm::cast<llvm::CallInst>(p)->addRetAttr(
         llvm::Attribute::getWithAlignment(ctx_, llvm::Align(static_cast<uint64_t>(alignment))));
     fs_.buffers[b] = p;
+    fs_.live_heap.push_back(p);
     emit_stmt(op->body);
+    fs_.live_heap.pop_back();
     builder_.CreateCall(declare_runtime(llmod_, builder_, "free"), {p});
     fs_.buffers.erase(b);
     return;

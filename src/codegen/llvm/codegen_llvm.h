@@ -43,6 +43,7 @@ class CodeGenLLVM {
     llvm::BasicBlock* fail_block = nullptr;  // returns -1 (the last error is already set)
     std::unordered_map<const tir::Variable*, llvm::Value*> vars;
     std::unordered_map<const tir::BufferNode*, llvm::Value*> buffers;
+    std::vector<llvm::Value*> live_heap;  // heap allocations of enclosing Allocates, outermost first
   };
 
   // ---- types and helpers ----
@@ -52,6 +53,8 @@ class CodeGenLLVM {
   llvm::Value* const_i64(int64_t v);
   void set_function_attributes(llvm::Function* fn);
   llvm::BasicBlock* fail_block();
+  // Frees the heap buffers live at this point and branches to fail_block() (ends the block).
+  void free_live_heap_and_fail();
   llvm::Value* buffer_pointer(const tir::Buffer& b);
   llvm::Value* intrinsic(llvm::Intrinsic::ID id, const std::vector<llvm::Value*>& args);
   llvm::Value* libm_per_lane(const std::string& f32_name, const std::string& f64_name,
