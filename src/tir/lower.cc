@@ -58,6 +58,9 @@ PrimFunc lower(const Schedule& sched, const std::vector<Tensor>& args, const std
   s = simplify(s);
   log_step(name, "simplify", prev, s);
   prev = s;
+  s = partition_tails(s);
+  log_step(name, "partition_tails", prev, s);
+  prev = s;
   s = vectorize_loops(s);
   log_step(name, "vectorize_loops", prev, s);
   prev = s;

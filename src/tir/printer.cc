@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <sstream>
+#include <unordered_map>
 
 #include "kiln/support/error.h"
 #include "kiln/tir/ir_visitor.h"
@@ -94,7 +95,18 @@ class Printer : public IRVisitor {
       os_ << "(" << op->type.to_string() << ")" << text;
     }
   }
-  void visit(const Variable* op) override { os_ << op->name; }
+  void visit(const Variable* op) override { os_ << name_of(op); }
+
+  // Distinct variables that share a name print as name, name_1, name_2 ... (in order of first
+  // appearance), so the text never shows two different loops as one.
+  const std::string& name_of(const Variable* v) {
+    auto it = names_.find(v);
+    if (it != names_.end()) return it->second;
+    int& count = used_[v->name];
+    std::string n = count == 0 ? v->name : v->name + "_" + std::to_string(count);
+    ++count;
+    return names_[v] = n;
+  }
   void visit(const Add* op) override { infix(op, op->a, "+", op->b); }
   void visit(const Sub* op) override { infix(op, op->a, "-", op->b); }
   void visit(const Mul* op) override { infix(op, op->a, "*", op->b); }
@@ -143,7 +155,7 @@ class Printer : public IRVisitor {
     os_ << ")";
   }
   void visit(const Let* op) override {
-    os_ << "(let " << op->var.name() << " = ";
+    os_ << "(let " << name_of(op->var.node()) << " = ";
     print(op->value);
     os_ << " in ";
     print(op->body);
@@ -163,7 +175,7 @@ class Printer : public IRVisitor {
     os_ << ", axis=[";
     for (size_t i = 0; i < op->axis.size(); ++i) {
       if (i) os_ << ", ";
-      os_ << op->axis[i].var().name();
+      os_ << name_of(op->axis[i].var().node());
     }
     os_ << "])";
   }
@@ -184,7 +196,7 @@ class Printer : public IRVisitor {
   void visit(const For* op) override {
     indent();
     if (op->kind != ForKind::kSerial) os_ << for_kind_name(op->kind) << " ";
-    os_ << "for (" << op->loop_var.name() << ", ";
+    os_ << "for (" << name_of(op->loop_var.node()) << ", ";
     print(op->min);
     os_ << ", ";
     print(op->extent);
@@ -201,7 +213,7 @@ class Printer : public IRVisitor {
   }
   void visit(const LetStmt* op) override {
     indent();
-    os_ << "let " << op->var.name() << " = ";
+    os_ << "let " << name_of(op->var.node()) << " = ";
     print(op->value);
     os_ << "\n";
     print(op->body);
@@ -261,6 +273,8 @@ class Printer : public IRVisitor {
  private:
   std::ostream& os_;
   int indent_ = 0;
+  std::unordered_map<const Variable*, std::string> names_;
+  std::unordered_map<std::string, int> used_;
 };
 
 }  // namespace
@@ -283,7 +297,7 @@ std::ostream& operator<<(std::ostream& os, const PrimFunc& f) {
   }
   os << ") {\n";
   std::ostringstream body;
-  body << f->body;
+  Printer(body).print(f->body);
   std::istringstream lines(body.str());
   for (std::string line; std::getline(lines, line);) os << "  " << line << "\n";
   os << "}\n";

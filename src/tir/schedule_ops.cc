@@ -34,6 +34,8 @@ class Inliner : public IRMutator {
   const Schedule& sched_;
 };
 
+constexpr int64_t kMaxStackBytes = 16 * 1024;
+
 struct Guard {
   Expr cond;
   int depth;  // position of the innermost leaf it uses (-1: none)
@@ -222,7 +224,11 @@ class NestBuilder {
       std::vector<Range> region = infer_region(p, consumer, d, consumer_body, sub, ext);
       placed_[p] = true;
       Stmt nest = make_stage(p, region);
-      inner = ProducerRealize::make(p->op, region, p->scope, Block::make({nest, inner}));
+      // A small region inside a loop lives on the stack (per iteration, per thread).
+      int64_t bytes = static_cast<int64_t>(ir::dtype_size(p->op.dtype()));
+      for (const Range& r : region) bytes *= r.extent.as<IntImm>()->value;
+      const MemoryScope scope = bytes <= kMaxStackBytes ? MemoryScope::kStack : p->scope;
+      inner = ProducerRealize::make(p->op, region, scope, Block::make({nest, inner}));
     }
     return inner;
   }

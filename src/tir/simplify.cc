@@ -454,7 +454,11 @@ class Simplifier : public IRMutator {
         Linear pos, neg;
         pos.type = neg.type = l.type;
         for (const auto& t : l.terms) (t.coeff > 0 ? pos : neg).add_term(t.term, t.coeff > 0 ? t.coeff : -t.coeff);
-        neg.constant = -l.constant;
+        if (l.constant > 0 && pos.terms.empty()) {
+          pos.constant = l.constant;  // 1 <= x rather than 0 <= x - 1
+        } else {
+          neg.constant = -l.constant;
+        }
         da = from_linear(pos);
         db = from_linear(neg);
       } else {

@@ -110,6 +110,21 @@ Tensor compute(std::vector<int64_t> shape, const std::function<Expr(const std::v
   return Tensor(n);
 }
 
+Expr read_or(const Tensor& t, const std::vector<Expr>& indices, Expr fallback) {
+  if (static_cast<int>(indices.size()) != t.ndim()) return t(indices);  // reports the error
+  Expr inside;
+  std::vector<Expr> clamped;
+  for (int d = 0; d < t.ndim(); ++d) {
+    const Expr& i = indices[d];
+    const Expr hi = make_int(t.shape()[d] - 1, i.type());
+    Expr c = i >= make_zero(i.type()) && i <= hi;
+    inside = inside.defined() ? (inside && c) : c;
+    clamped.push_back(min(max(i, make_zero(i.type())), hi));
+  }
+  if (!inside.defined()) return t(indices);
+  return select(inside, t(clamped), std::move(fallback));
+}
+
 IterVar reduce_axis(int64_t extent, std::string name) {
   if (extent <= 0) {
     throw UserError(UserErrorKind::kInvalidArgument, "reduce_axis '" + name + "'",

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "kiln/support/error.h"
+#include "kiln/support/logging.h"
 #include "kiln/tir/interpreter.h"
 #include "kiln/tir/lower.h"
 #include "kiln/tir/printer.h"
@@ -59,16 +60,27 @@ TEST(LowerTest, SplitByExactDivisorHasNoGuard) {
             "}\n");
 }
 
-TEST(LowerTest, SplitWithTailIsGuarded) {
+TEST(LowerTest, SplitWithTailIsGuardedThenPartitioned) {
+  Elementwise g(13);
+  set_log_spec("tir=debug");
+  ::testing::internal::CaptureStderr();
+  g.run(13, [&](Schedule& t) { t[g.c].split(t[g.c].axis(0), 8); });
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  set_log_spec("warning");
+  // Before partitioning: one guarded nest.
+  EXPECT_TRUE(contains(log, "if (i.outer * 8 + i.inner < 13)")) << log;
   for (int64_t n : {7, 13, 1000}) {
     Elementwise e(n);
     std::string text = e.run(n, [&](Schedule& s) { s[e.c].split(s[e.c].axis(0), 8); });
+    EXPECT_FALSE(contains(text, "if (")) << text;
     if (n == 7) {
-      EXPECT_TRUE(contains(text, "if (i.inner < 7)")) << text;  // one outer iteration: loop removed
+      EXPECT_TRUE(contains(text, "for (i.inner, 0, 7)")) << text;  // one outer iteration, shortened
     } else if (n == 13) {
-      EXPECT_TRUE(contains(text, "if (i.outer * 8 + i.inner < 13)")) << text;
+      // a guard-free main part and a shortened tail
+      EXPECT_TRUE(contains(text, "  for (i.inner, 0, 8) {\n    C[i.inner] =")) << text;
+      EXPECT_TRUE(contains(text, "  for (i.inner, 0, 5) {\n    C[i.inner + 8] =")) << text;
     } else {
-      EXPECT_FALSE(contains(text, "if (")) << text;  // 1000 = 125 * 8
+      EXPECT_TRUE(contains(text, "for (i.outer, 0, 125)")) << text;  // 1000 = 125 * 8
     }
   }
 }
@@ -77,11 +89,11 @@ TEST(LowerTest, SplitNparts) {
   for (int64_t n : {7, 13, 1000}) {
     Elementwise e(n);
     std::string text = e.run(n, [&](Schedule& s) { s[e.c].split_nparts(s[e.c].axis(0), 3); });
-    EXPECT_TRUE(contains(text, "for (i.outer, 0, 3)")) << text;
+    EXPECT_TRUE(contains(text, "for (i.inner, 0, " + std::to_string((n + 2) / 3) + ")")) << text;
   }
 }
 
-TEST(LowerTest, VectorizeProducesRampsAndFallsBackOnTails) {
+TEST(LowerTest, VectorizeProducesRampsIncludingTheTail) {
   Elementwise e(16);
   std::string text = e.run(16, [&](Schedule& s) {
     auto [o, i] = s[e.c].split(s[e.c].axis(0), 8);
@@ -94,7 +106,11 @@ TEST(LowerTest, VectorizeProducesRampsAndFallsBackOnTails) {
     auto [o, i] = s[t.c].split(s[t.c].axis(0), 8);
     s[t.c].vectorize(i);
   });
-  EXPECT_TRUE(contains(tail, "for (i.inner, 0, 8)")) << tail;  // kept serial: guarded body
+  EXPECT_EQ(tail,
+            "func ew(A: f32[13], B: f32[13], C: f32[13]) {\n"
+            "  C[ramp(0, 1, 8)] = A[ramp(0, 1, 8)] * x8(2.0f) + B[ramp(0, 1, 8)]\n"
+            "  C[ramp(8, 1, 5)] = A[ramp(8, 1, 5)] * x5(2.0f) + B[ramp(8, 1, 5)]\n"
+            "}\n");
 }
 
 TEST(LowerTest, UnrollCopiesTheBody) {
@@ -263,7 +279,7 @@ TEST(LowerTest, ComputeAtRealizesOnlyTheRegionTheTileReads) {
     s[b].compute_at(s[c], o);
     PrimFunc f = lower(s, {a, c}, "stencil");
     const std::string text = to_string(f);
-    EXPECT_TRUE(contains(text, "allocate B[f32 * 5] heap align 64")) << text;  // 4 + 1 halo
+    EXPECT_TRUE(contains(text, "allocate B[f32 * 5] stack align 64")) << text;  // 4 + 1 halo
     EXPECT_TRUE(contains(text, "B[i] = A[i.outer * 4 + i] * 3.0f")) << text;
     ir::NDArray av = random_array(DType::kF32, {n + 1}, 9), cv = ir::NDArray::empty(DType::kF32, {n});
     interpret(f, {av, cv});

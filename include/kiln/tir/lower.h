@@ -4,10 +4,11 @@
 //   2. storage_flatten     realized tensors -> Allocate; multi-dimensional accesses -> flat
 //                          indices into typed buffers
 //   3. simplify            constant folding, canonical index arithmetic, guard removal
-//   4. vectorize_loops     vectorized loops -> Ramp/Broadcast vector code
-//   5. unroll_loops        unrolled loops -> copies of their body
-//   6. simplify            again, over the vector and unrolled code
-//   7. check_parallel      no parallel loop nested in another
+//   4. partition_tails     split tails: a guard-free main loop and a guarded tail
+//   5. vectorize_loops     vectorized loops -> Ramp/Broadcast vector code
+//   6. unroll_loops        unrolled loops -> copies of their body
+//   7. simplify            again, over the vector and unrolled code
+//   8. check_parallel      no parallel loop nested in another
 #ifndef KILN_TIR_LOWER_H_
 #define KILN_TIR_LOWER_H_
 

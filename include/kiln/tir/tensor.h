@@ -69,6 +69,11 @@ Tensor placeholder(std::vector<int64_t> shape, DType dtype, std::string name);
 Tensor compute(std::vector<int64_t> shape, const std::function<Expr(const std::vector<Var>&)>& fn,
                std::string name, std::vector<std::string> axis_names = {});
 
+// t(indices) where every index is inside t's shape, else `fallback` (e.g. the zero of a padded
+// convolution input). Select evaluates both sides, so the read uses indices clamped into range:
+// it never touches memory outside t.
+Expr read_or(const Tensor& t, const std::vector<Expr>& indices, Expr fallback);
+
 // A reduction axis over [0, extent), for sum/max_reduce/min_reduce.
 IterVar reduce_axis(int64_t extent, std::string name);
 

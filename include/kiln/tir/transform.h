@@ -9,6 +9,13 @@
 
 namespace kiln::tir {
 
+// Loop partitioning for split tails. A non-parallel For of constant extent E whose body holds
+// guards (IfThenElse) on its variable is cut at the largest P such that the guards are provably
+// true for iterations [0, P): the main loop [0, P) loses its guards (so its inner loops can be
+// vectorized), the tail [P, E) keeps them. A loop whose whole body is `if (v < K)` with constant
+// K is shortened to K iterations. Run after simplify and before vectorize_loops.
+Stmt partition_tails(const Stmt& s);
+
 // Turns each For of kind kVectorized with a constant extent n into vector code: the loop variable
 // becomes Ramp(min, 1, n), scalars meeting vectors are broadcast, loads and stores become vector
 // loads and stores. A loop whose body cannot be widened (a condition or a loop bound that depends
