@@ -1,5 +1,7 @@
 // CodeGenLLVM: expressions, loads and the math intrinsics (see codegen_llvm.h and docs/tir.md for
 // the semantics each node must keep).
+#include <limits>
+
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/Intrinsics.h>
 
@@ -147,6 +149,41 @@ llvm::Value* CodeGenLLVM::emit_exp_f32(llvm::Value* x) {
   return builder_.CreateSelect(builder_.CreateFCmpUNO(x, x), x, result);
 }
 
+// log for f32 in vector code (Cephes' logf): x = m * 2^e with m in [sqrt(1/2), sqrt(2)) read
+// from the bits (denormals scaled by 2^23 first), a degree-8 polynomial in m - 1, and e*ln2 added
+// in two parts. log(0) = -inf, log(x < 0) = NaN, log(inf) = inf, NaN stays NaN.
+llvm::Value* CodeGenLLVM::emit_log_f32(llvm::Value* x) {
+  llvm::Type* ft = x->getType();
+  llvm::Type* it = like_lanes(builder_.getInt32Ty(), ft);
+  auto c = [&](double v) { return llvm::ConstantFP::get(ft, v); };
+  auto ci = [&](int64_t v) { return llvm::ConstantInt::get(it, static_cast<uint64_t>(v), true); };
+  llvm::Value* denormal = builder_.CreateFCmpOLT(x, c(1.17549435e-38));
+  llvm::Value* xs = builder_.CreateSelect(denormal, builder_.CreateFMul(x, c(8388608.0)), x);
+  llvm::Value* bits = builder_.CreateBitCast(xs, it);
+  llvm::Value* e = builder_.CreateSub(builder_.CreateLShr(bits, ci(23)), ci(126));
+  e = builder_.CreateSub(e, builder_.CreateSelect(denormal, ci(23), ci(0)));
+  llvm::Value* m = builder_.CreateBitCast(builder_.CreateOr(builder_.CreateAnd(bits, ci(0x007fffff)), ci(0x3f000000)), ft);
+  llvm::Value* low = builder_.CreateFCmpOLT(m, c(0.707106781186547524));
+  e = builder_.CreateSub(e, builder_.CreateZExt(low, it));
+  m = builder_.CreateFSub(builder_.CreateSelect(low, builder_.CreateFAdd(m, m), m), c(1.0));
+  llvm::Value* z = builder_.CreateFMul(m, m);
+  llvm::Value* p = c(7.0376836292e-2);
+  for (double k : {-1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1, 1.4249322787e-1, -1.6668057665e-1,
+                   2.0000714765e-1, -2.4999993993e-1, 3.3333331174e-1}) {
+    p = intrinsic(llvm::Intrinsic::fma, {p, m, c(k)});
+  }
+  llvm::Value* fe = builder_.CreateSIToFP(e, ft);
+  llvm::Value* y = builder_.CreateFMul(builder_.CreateFMul(p, m), z);
+  y = intrinsic(llvm::Intrinsic::fma, {fe, c(-2.12194440e-4), y});
+  y = intrinsic(llvm::Intrinsic::fma, {z, c(-0.5), y});
+  llvm::Value* r = intrinsic(llvm::Intrinsic::fma, {fe, c(0.693359375), builder_.CreateFAdd(m, y)});
+  const double inf = std::numeric_limits<double>::infinity();
+  r = builder_.CreateSelect(builder_.CreateFCmpOEQ(x, c(inf)), c(inf), r);
+  r = builder_.CreateSelect(builder_.CreateFCmpOEQ(x, c(0.0)), c(-inf), r);
+  r = builder_.CreateSelect(builder_.CreateFCmpOLT(x, c(0.0)), c(std::numeric_limits<double>::quiet_NaN()), r);
+  return builder_.CreateSelect(builder_.CreateFCmpUNO(x, x), x, r);
+}
+
 // tanh for f32 in vector code: for |x| < 0.625 Cephes' tanhf odd polynomial; above,
 // 1 - 2 / (exp(2|x|) + 1) on the vector exp (saturates to 1; no cancellation there since the
 // result is > 0.55); the sign is copied back. NaN in gives NaN out.
@@ -173,7 +210,7 @@ llvm::Value* CodeGenLLVM::emit_math(CallOp op, const std::vector<llvm::Value*>& 
   auto one = [&] { return llvm::ConstantFP::get(ty, 1.0); };
   switch (op) {
     case CallOp::kExp: return f32 ? emit_exp_f32(a[0]) : intrinsic(llvm::Intrinsic::exp, a);
-    case CallOp::kLog: return intrinsic(llvm::Intrinsic::log, a);
+    case CallOp::kLog: return f32 ? emit_log_f32(a[0]) : intrinsic(llvm::Intrinsic::log, a);
     case CallOp::kSqrt: return intrinsic(llvm::Intrinsic::sqrt, a);
     case CallOp::kRsqrt: return builder_.CreateFDiv(one(), intrinsic(llvm::Intrinsic::sqrt, a));
     case CallOp::kTanh: return f32 ? emit_tanh_f32(a[0]) : libm_per_lane("tanhf", "tanh", a);
