@@ -70,6 +70,7 @@ class CodeGenLLVM {
   llvm::Value* emit_exp_f32(llvm::Value* x);
   llvm::Value* emit_tanh_f32(llvm::Value* x);
   llvm::Value* emit_log_f32(llvm::Value* x);
+  llvm::Value* emit_erf_f32(llvm::Value* x);
   // f16/bf16 live in f32 registers; these convert at loads, stores and casts.
   llvm::Value* f32_to_bf16_bits(llvm::Value* v);
   llvm::Value* half_bits_to_f32(llvm::Value* bits, tir::DType d);
