@@ -27,6 +27,15 @@
 #include "kiln/tir/stmt.h"
 
 namespace kiln::codegen {
+namespace llvm_detail {
+
+// `scalar` with the lane count of `like` (a vector type or a scalar).
+inline llvm::Type* like_lanes(llvm::Type* scalar, llvm::Type* like) {
+  if (auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(like)) return llvm::FixedVectorType::get(scalar, vt->getNumElements());
+  return scalar;
+}
+
+}  // namespace llvm_detail
 
 class CodeGenLLVM {
  public:
@@ -53,6 +62,9 @@ class CodeGenLLVM {
   llvm::Value* const_i64(int64_t v);
   void set_function_attributes(llvm::Function* fn);
   llvm::BasicBlock* fail_block();
+  // Declaration of a function generated code calls: kiln_set_last_error, kiln_parallel_for,
+  // aligned_alloc, free.
+  llvm::FunctionCallee runtime_function(const char* name);
   // Frees the heap buffers live at this point and branches to fail_block() (ends the block).
   void free_live_heap_and_fail();
   llvm::Value* buffer_pointer(const tir::Buffer& b);
