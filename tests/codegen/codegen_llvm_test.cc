@@ -418,3 +418,32 @@ TEST(CodegenLLVM, Float64MathThroughLibmPerLane) {
 
 }  // namespace
 }  // namespace kiln::codegen
+
+namespace kiln::codegen {
+namespace {
+
+using namespace kiln::tir;  // NOLINT
+
+TEST(CodegenLLVM, LargeStackAllocationMovesToTheHeap) {
+  // 4 MiB of "stack" scratch per parallel iteration would overflow a worker thread's stack: the
+  // code generator puts allocations above 256 KiB on the heap.
+  ASSERT_EQ(kiln_set_num_threads(2), 0);
+  const int64_t big = int64_t{1} << 20, n = 4;
+  tir::Buffer out = tir::Buffer::make("out", DType::kF32, {n});
+  tir::Buffer scratch = tir::Buffer::make("scratch", DType::kF32, {big});
+  Var p("p"), k("k");
+  Stmt body = Allocate::make(
+      scratch, MemoryScope::kStack, 64,
+      Block::make({For::make(k, 0, big, ForKind::kSerial, Store::make(scratch, cast(DType::kF32, p + k), k)),
+                   Store::make(out, Load::make(scratch, make_int(big - 1)) + Load::make(scratch, make_int(0)), p)}));
+  LLVMModule module(host_target());
+  module.add_prim_func(PrimFunc::make("big_scratch", {out}, For::make(p, 0, n, ForKind::kParallel, body)));
+  EXPECT_NE(module.llvm_ir().find("@aligned_alloc(i64 64, i64 4194304)"), std::string::npos) << module.llvm_ir();
+  JitModule jit(std::move(module));
+  testing::Buffer<float> o({n}, {kDLFloat, 32, 1});
+  jit.run("big_scratch", {o.tensor()});
+  for (int64_t q = 0; q < n; ++q) EXPECT_EQ(o[q], static_cast<float>(q + big - 1) + static_cast<float>(q)) << q;
+}
+
+}  // namespace
+}  // namespace kiln::codegen
