@@ -115,10 +115,10 @@ TEST(CodegenLLVM, LetIfThenElseAndUnrolledLoop) {
   // for i in 0..10: let t = i * 3 in if (t % 2 == 0) out[i] = t else { for j unrolled 4: acc } ...
   const int n = 10;
   tir::Buffer out = tir::Buffer::make("out", DType::kI64, {n});
-  Var i("i"), t("t"), j("j");
+  Var i("i"), t("t"), j("j"), u("u");
   Stmt odd = Block::make({Store::make(out, make_int(0), i),
                           For::make(j, 0, 4, ForKind::kUnrolled,
-                                    Store::make(out, Load::make(out, i) + Let::make(t, j * 10, t + 1), i))});
+                                    Store::make(out, Load::make(out, i) + Let::make(u, j * 10, u + 1), i))});
   Stmt body = LetStmt::make(t, i * 3,
                             IfThenElse::make(floormod(t, 2) == 0, Store::make(out, t, i), odd));
   PrimFunc f = PrimFunc::make("let_if", {out}, For::make(i, 0, n, ForKind::kSerial, body));
