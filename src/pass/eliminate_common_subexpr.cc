@@ -5,7 +5,9 @@
 //     weights or shape constants merge too;
 //   - inputs are never merged; values and output names are unchanged (exact: nothing is recomputed).
 // Stats: "calls_merged", "constants_merged".
+#include <algorithm>
 #include <functional>
+#include <string_view>
 #include <unordered_map>
 
 #include "kiln/ir/graph_visitor.h"
@@ -23,7 +25,11 @@ class Eliminator : public ir::GraphMutator {
  protected:
   std::vector<Value> rewrite_constant(const ir::ConstantNode& node) override {
     const ir::NDArray& data = node.data();
-    auto& bucket = constants_[data.checksum() ^ std::hash<std::string>()(data.type().to_string())];
+    // Bucket by type and a prefix of the bytes (hashing whole weights costs seconds on ResNet-50);
+    // candidates are then compared byte for byte.
+    const size_t prefix = std::min<size_t>(data.nbytes(), 64);
+    const std::string_view head(static_cast<const char*>(data.raw_data()), prefix);
+    auto& bucket = constants_[std::hash<std::string_view>()(head) ^ std::hash<std::string>()(data.type().to_string())];
     for (const auto& seen : bucket) {
       if (seen->as_constant().data().bitwise_equal(data)) {
         ++ctx_.stat("constants_merged");

@@ -27,9 +27,8 @@ std::vector<ir::TensorType> infer_fused(const std::vector<ir::TensorType>& in, c
   for (size_t i = 0; i < in.size(); ++i) {
     const ir::TensorType& want = body->inputs()[i]->as_input().type();
     if (in[i] != want) {
-      throw UserError(UserErrorKind::kInvalidArgument,
-                      "fused call '" + attrs.get_string("label") + "' argument " + std::to_string(i),
-                      "has type " + in[i].to_string() + ", its body's input %" + body->inputs()[i]->name() +
+      throw UserError(UserErrorKind::kInvalidArgument, "fused call '" + attrs.get_string("label") + "'",
+                      "argument " + std::to_string(i) + " has type " + in[i].to_string() + ", its body's input %" + body->inputs()[i]->name() +
                           " is " + want.to_string());
     }
   }
