@@ -185,12 +185,19 @@ class AlterOpLayout final : public Pass {
   const char* name() const override { return "AlterOpLayout"; }
   ir::Graph run(const ir::Graph& graph, PassContext& ctx) const override {
     const ir::OpDef* layout_transform = op_ptr("layout_transform");
+    // Transforms of values computed from constants only (weights, biases) are folded at compile
+    // time; the others run at inference time.
     auto count = [&](const ir::Graph& g, bool on_constants) {
+      std::unordered_map<const ir::Node*, bool> constant_derived;
       int64_t n = 0;
       for (const auto& node : g.topo_order()) {
-        if (node->kind() != ir::NodeKind::kCall || &node->as_call().op() != layout_transform) continue;
-        const bool constant = node->as_call().args()[0].node->kind() == ir::NodeKind::kConstant;
-        n += constant == on_constants ? 1 : 0;
+        bool derived = node->kind() == ir::NodeKind::kConstant;
+        if (node->kind() == ir::NodeKind::kCall) {
+          derived = true;
+          for (const auto& a : node->as_call().args()) derived = derived && constant_derived[a.node.get()];
+          if (&node->as_call().op() == layout_transform) n += derived == on_constants ? 1 : 0;
+        }
+        constant_derived[node.get()] = derived;
       }
       return n;
     };
