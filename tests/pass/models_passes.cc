@@ -63,6 +63,12 @@ TEST_P(ModelPasses, OptimizedMatchesOriginal) {
   auto t2 = std::chrono::steady_clock::now();
   std::printf("%s: reference executor original %.2f s, optimized %.2f s\n", c.name,
               std::chrono::duration<double>(t1 - t0).count(), std::chrono::duration<double>(t2 - t1).count());
+  double max_diff = 0, max_ref = 0;
+  for (int64_t i = 0; i < expected[0].numel(); ++i) {
+    max_diff = std::max(max_diff, std::abs(actual[0].get_as_double(i) - expected[0].get_as_double(i)));
+    max_ref = std::max(max_ref, std::abs(expected[0].get_as_double(i)));
+  }
+  std::printf("%s -O%d: max|optimized - original| / max|original| = %.3g\n", c.name, c.opt_level, max_diff / max_ref);
   EXPECT_TRUE(close_outputs(actual, expected, 1e-4));
 }
 
