@@ -7,6 +7,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "ir/ops/op_util.h"
 #include "kiln/ir/op.h"
 #include "kiln/ir/text.h"
 #include "kiln/ref/executor.h"
@@ -55,7 +56,7 @@ KILN_REGISTER_OP(fused) {
   d.infer_type = infer_fused;
   d.reference = reference_fused;
   d.pattern = ir::OpPattern::kOpaque;
-  return d;
+  return ir::ops::with_arity_check(std::move(d));
 }
 
 const ir::OpDef& fused_op() {

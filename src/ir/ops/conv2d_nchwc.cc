@@ -80,7 +80,7 @@ KILN_REGISTER_OP(conv2d_nchwc) {
   d.infer_type = infer_conv2d_nchwc;
   d.reference = reference_conv2d_nchwc;
   d.pattern = OpPattern::kOutEWiseFusable;
-  return d;
+  return with_arity_check(std::move(d));
 }
 
 }  // namespace kiln::ir::ops

@@ -182,7 +182,7 @@ KILN_REGISTER_OP(layout_transform) {
     return std::vector<NDArray>{convert_layout(in[0], src, dst)};
   };
   d.pattern = OpPattern::kInjective;
-  return d;
+  return with_arity_check(std::move(d));
 }
 
 }  // namespace kiln::ir::ops
