@@ -118,5 +118,50 @@ TEST(PassManager, UserErrors) {
   EXPECT_THROW(make_pass("Unknown"), UserError);
 }
 
+
+// The whole O3 pipeline on a small residual network with batch norms (the generated models have
+// theirs folded by the exporter): conv-bn-relu, conv-bn + residual, relu, max pool, conv-bn on a
+// shared conv (scale-shift), global pool. Max relative error <= 1e-5: batch-norm folding rounds
+// each parameter step to f32 instead of computing in double.
+TEST(PassManager, O3OnResidualBlockWithBatchNorms) {
+  uint64_t seed = 10;
+  auto conv = [&](const Value& x, int64_t m) {
+    NodePtr w = random_constant("w" + std::to_string(seed), {m, x.type().shape[1], 3, 3}, seed);
+    ++seed;
+    return make_call("conv2d", {x, w->output()}, Attrs().set("pads", std::vector<int64_t>{1, 1, 1, 1}))->output();
+  };
+  auto bn = [&](const Value& x) {
+    const int64_t c = x.type().shape[1];
+    std::vector<Value> args = {x};
+    for (int i = 0; i < 4; ++i) {
+      args.push_back(random_constant("bn" + std::to_string(seed) + "_" + std::to_string(i), {c}, seed * 10 + i,
+                                     i == 3 ? 0.5 : -1.0, i == 3 ? 2.0 : 1.0)->output());
+    }
+    ++seed;
+    return make_call("batch_norm", args, {})->output();
+  };
+  NodePtr x = make_input("x", {DType::kF32, {1, 3, 8, 8}});
+  Value a = make_call("relu", {bn(conv(x->output(), 16))}, {})->output();
+  Value b = make_call("add", {bn(conv(a, 16)), a}, {})->output();
+  Value r = make_call("relu", {b}, {})->output();
+  Value p = make_call("max_pool2d", {r}, Attrs().set("kernel", std::vector<int64_t>{2, 2}).set("strides", std::vector<int64_t>{2, 2}))->output();
+  Value shared = conv(p, 16);
+  Value c = make_call("add", {bn(shared), shared}, {})->output();
+  Value g = make_call("global_avg_pool", {c}, {})->output();
+  Graph before({x}, {g}, {"y"});
+  PassOptions o;
+  o.opt_level = 3;
+  PipelineResult result = run_pipeline(before, o);
+  EXPECT_EQ(result.stat("SimplifyInference", "bn_folded_into_conv"), 2);
+  EXPECT_EQ(result.stat("SimplifyInference", "bn_to_scale_shift"), 1);
+  EXPECT_EQ(result.stat("AlterOpLayout", "convs_converted"), 3);
+  EXPECT_EQ(result.stat("AlterOpLayout", "layout_transforms"), 4);  // input, around the pool, before the global pool
+  for (const auto& node : result.graph.topo_order()) {
+    if (node->kind() == NodeKind::kCall) EXPECT_TRUE(is_fused_call(*node));
+  }
+  EXPECT_TRUE(same_results(before, result.graph, 1e-5));
+  EXPECT_TRUE(round_trips(result.graph));
+}
+
 }  // namespace
 }  // namespace kiln::pass::testing
