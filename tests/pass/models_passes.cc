@@ -52,7 +52,9 @@ TEST_P(ModelPasses, OptimizedMatchesOriginal) {
               static_cast<long long>(result.stat("AlterOpLayout", "layout_transforms")));
   ASSERT_TRUE(verify_graph(result.graph).empty());
   for (const auto& node : result.graph.topo_order()) {
-    if (node->kind() == NodeKind::kCall) EXPECT_TRUE(is_fused_call(*node)) << node->as_call().op().name;
+    if (node->kind() == NodeKind::kCall) {
+      EXPECT_TRUE(is_fused_call(*node)) << node->as_call().op().name;
+    }
   }
   EXPECT_TRUE(round_trips(result.graph));
   const std::map<std::string, NDArray> inputs{{c.input_name, x}};

@@ -39,10 +39,14 @@ TEST(PassManager, OptLevels) {
     PipelineResult r = run_pipeline(g, o);
     EXPECT_EQ(r.records.size(), passes_for_level(level).size());
     EXPECT_TRUE(same_results(g, r.graph, 1e-6)) << "O" << level;
-    if (level == 0) EXPECT_TRUE(same_graph(g, r.graph));
+    if (level == 0) {
+      EXPECT_TRUE(same_graph(g, r.graph));
+    }
     if (level >= 2) {
       for (const auto& node : r.graph.topo_order()) {
-        if (node->kind() == NodeKind::kCall) EXPECT_TRUE(is_fused_call(*node));
+        if (node->kind() == NodeKind::kCall) {
+          EXPECT_TRUE(is_fused_call(*node));
+        }
       }
     }
   }
@@ -157,7 +161,9 @@ TEST(PassManager, O3OnResidualBlockWithBatchNorms) {
   EXPECT_EQ(result.stat("AlterOpLayout", "convs_converted"), 3);
   EXPECT_EQ(result.stat("AlterOpLayout", "layout_transforms"), 4);  // input, around the pool, before the global pool
   for (const auto& node : result.graph.topo_order()) {
-    if (node->kind() == NodeKind::kCall) EXPECT_TRUE(is_fused_call(*node));
+    if (node->kind() == NodeKind::kCall) {
+      EXPECT_TRUE(is_fused_call(*node));
+    }
   }
   EXPECT_TRUE(same_results(before, result.graph, 1e-5));
   EXPECT_TRUE(round_trips(result.graph));
