@@ -44,6 +44,7 @@ TEST_P(ModelPasses, OptimizedMatchesOriginal) {
   PassOptions options;
   options.opt_level = c.opt_level;
   options.layout_block = c.block;
+  options.verify_each_pass = true;
   PipelineResult result = run_pipeline(graph, options);
   std::printf("%s -O%d block %d:\n%s", c.name, c.opt_level, c.block, result.summary().c_str());
   std::printf("%s -O%d: fused groups %lld (multi-op %lld), activation layout transforms %lld\n", c.name, c.opt_level,

@@ -35,6 +35,7 @@ TEST(PassManager, OptLevels) {
   Graph g = small_model();
   for (int level = 0; level <= 3; ++level) {
     PassOptions o;
+    o.verify_each_pass = true;
     o.opt_level = level;
     PipelineResult r = run_pipeline(g, o);
     EXPECT_EQ(r.records.size(), passes_for_level(level).size());
@@ -56,6 +57,7 @@ TEST(PassManager, DumpAfterNamedPassAndAll) {
   Graph g = small_model();
   std::ostringstream out;
   PassOptions o;
+  o.verify_each_pass = true;
   o.opt_level = 2;
   o.dump_ir_after = "FoldConstant";
   o.dump_stream = &out;
@@ -73,6 +75,7 @@ TEST(PassManager, DumpAfterNamedPassAndAll) {
 
 TEST(PassManager, SummaryHasTimingStatsAndUnchanged) {
   PassOptions o;
+  o.verify_each_pass = true;
   o.opt_level = 2;
   PipelineResult r = run_pipeline(small_model(), o);
   const std::string s = r.summary();
@@ -88,6 +91,7 @@ TEST(PassManager, SummaryHasTimingStatsAndUnchanged) {
 
 TEST(PassManager, DisabledPasses) {
   PassOptions o;
+  o.verify_each_pass = true;
   o.opt_level = 2;
   o.disabled_passes = {"FuseOps"};
   PipelineResult r = run_pipeline(small_model(), o);
@@ -154,6 +158,7 @@ TEST(PassManager, O3OnResidualBlockWithBatchNorms) {
   Value g = make_call("global_avg_pool", {c}, {})->output();
   Graph before({x}, {g}, {"y"});
   PassOptions o;
+  o.verify_each_pass = true;
   o.opt_level = 3;
   PipelineResult result = run_pipeline(before, o);
   EXPECT_EQ(result.stat("SimplifyInference", "bn_folded_into_conv"), 2);
