@@ -1,0 +1,45 @@
+// One entry point from a graph-level operator to a lowered kernel: the op's compute (compute.h)
+// on placeholders of the input types, its default schedule for the target (schedule.h), lowered
+// with tir::lower. Used by the tests now and by the graph compiler's driver later.
+//
+//   tir::PrimFunc f = topi::build_op_kernel("conv2d", {x_type, w_type}, attrs, host_target());
+//   codegen::LLVMModule m(host_target()); m.add_prim_func(f); codegen::JitModule jit(std::move(m));
+//
+// Kernel parameters: the inputs in order ("in0", "in1", ...), then the outputs ("out0", ...),
+// each C-contiguous with the op's inferred type.
+#ifndef KILN_TOPI_BUILD_H_
+#define KILN_TOPI_BUILD_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kiln/codegen/target.h"
+#include "kiln/ir/attrs.h"
+#include "kiln/ir/dtype.h"
+#include "kiln/tir/stmt.h"
+#include "kiln/topi/compute.h"
+#include "kiln/topi/schedule.h"
+
+namespace kiln::topi {
+
+struct OpKernelOptions {
+  std::string kernel_name;       // empty: the op name
+  std::optional<Knobs> knobs;    // empty: default_knobs for the target
+};
+
+// Validates attrs against the op's schema (defaults filled), infers the output types, builds the
+// compute and the default schedule, and lowers. UserError: unknown op (kNotFound), bad
+// inputs/attributes (kInvalidArgument, from the op's type inference), an op or dtype without a
+// compute (kUnsupported).
+tir::PrimFunc build_op_kernel(const std::string& op, const std::vector<ir::TensorType>& inputs, const ir::Attrs& attrs,
+                              const codegen::Target& target, const OpKernelOptions& options = {});
+
+// The compute of one op on given tensors (attrs validated, output types inferred from the
+// tensors' types): the building block of fused kernels.
+ComputeResult compute_op(const std::string& op, const std::vector<tir::Tensor>& inputs, const ir::Attrs& attrs,
+                         const LayoutHints& hints);
+
+}  // namespace kiln::topi
+
+#endif  // KILN_TOPI_BUILD_H_
