@@ -73,7 +73,7 @@ tir::PrimFunc build_op_kernel(const std::string& op, const std::vector<ir::Tenso
     }
     args.push_back(t);
   }
-  return tir::lower(s, args, options.kernel_name.empty() ? op : options.kernel_name);
+  return tir::lower(s, args, options.kernel_name.empty() ? "topi_" + op : options.kernel_name);
 }
 
 }  // namespace kiln::topi

@@ -24,7 +24,8 @@
 namespace kiln::topi {
 
 struct OpKernelOptions {
-  std::string kernel_name;       // empty: the op name
+  // empty: "topi_<op>" (a bare op name such as "exp" or "tanh" would clash with libm in the JIT)
+  std::string kernel_name;
   std::optional<Knobs> knobs;    // empty: default_knobs for the target
 };
 
