@@ -13,8 +13,11 @@ namespace kiln::tir {
 namespace {
 
 void log_step(const std::string& func, const char* step, const Stmt& before, const Stmt& after) {
-  KILN_LOG(tir, kDebug) << func << ": after " << step << ":"
-                        << (before.defined() && after.same_as(before) ? " (unchanged)\n" : "\n" + to_string(after));
+  if (before.defined() && after.same_as(before)) {
+    KILN_LOG(tir, kDebug) << func << ": after " << step << ": (unchanged)";
+    return;
+  }
+  KILN_LOG(tir, kDebug) << func << ": after " << step << ":\n" << after;
 }
 
 }  // namespace

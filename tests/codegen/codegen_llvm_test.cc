@@ -362,3 +362,59 @@ TEST(CodegenLLVM, FailedHeapAllocationIsAnErrorNotACrash) {
 
 }  // namespace
 }  // namespace kiln::codegen
+
+namespace kiln::codegen {
+namespace {
+
+using namespace kiln::tir;  // NOLINT
+
+TEST(CodegenLLVM, LeftoverVectorizeAndLongUnrollBecomeLoopMetadata) {
+  // A vectorized loop that lowering left as a loop (scalar body) and an unrolled loop longer than
+  // the explicit-copy limit: both stay loops with LLVM loop metadata, and compute the same.
+  const int n = 100;
+  tir::Buffer x = tir::Buffer::make("x", DType::kF32, {n});
+  tir::Buffer y = tir::Buffer::make("y", DType::kF32, {n});
+  tir::Buffer z = tir::Buffer::make("z", DType::kF32, {n});
+  Var i("i"), j("j");
+  Stmt body = Block::make({For::make(i, 0, n, ForKind::kVectorized, Store::make(y, Load::make(x, i) * 3.0f, i)),
+                           For::make(j, 0, n, ForKind::kUnrolled, Store::make(z, Load::make(x, j) + 1.0f, j))});
+  LLVMModule module(host_target());
+  module.add_prim_func(PrimFunc::make("meta", {x, y, z}, body));
+  const std::string ir = module.llvm_ir();
+  EXPECT_NE(ir.find("llvm.loop.vectorize.enable"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("llvm.loop.unroll.full"), std::string::npos) << ir;
+  JitModule jit(std::move(module));
+  testing::Buffer<float> X({n}, {kDLFloat, 32, 1}), Y({n}, {kDLFloat, 32, 1}), Z({n}, {kDLFloat, 32, 1});
+  for (int k = 0; k < n; ++k) X[k] = 0.5f * k - 7.0f;
+  jit.run("meta", {X.tensor(), Y.tensor(), Z.tensor()});
+  for (int k = 0; k < n; ++k) {
+    EXPECT_EQ(Y[k], X[k] * 3.0f) << k;
+    EXPECT_EQ(Z[k], X[k] + 1.0f) << k;
+  }
+}
+
+TEST(CodegenLLVM, Float64MathThroughLibmPerLane) {
+  // f64 vectors of 4 lanes: exp/log via LLVM intrinsics (libm per lane), tanh/erf via libm calls.
+  const int n = 64;
+  tir::Buffer x = tir::Buffer::make("x", DType::kF64, {n});
+  tir::Buffer y = tir::Buffer::make("y", DType::kF64, {n});
+  Var io("io");
+  Expr v = Load::make(x, Ramp::make(io * 4, make_int(1), 4));
+  Expr value = exp(v) + log(fabs(v) + Broadcast::make(FloatImm::make(DType::kF64, 1.0), 4)) + tanh(v) + erf(v);
+  PrimFunc f = PrimFunc::make("f64_math", {x, y},
+                              For::make(io, 0, n / 4, ForKind::kSerial, Store::make(y, value, Ramp::make(io * 4, make_int(1), 4))));
+  LLVMModule module(host_target());
+  module.add_prim_func(f);
+  JitModule jit(std::move(module));
+  testing::Buffer<double> X({n}, {kDLFloat, 64, 1}), Y({n}, {kDLFloat, 64, 1});
+  for (int k = 0; k < n; ++k) X[k] = (k - 32) * 0.173;
+  jit.run("f64_math", {X.tensor(), Y.tensor()});
+  for (int k = 0; k < n; ++k) {
+    const double xv = X[k];
+    const double expected = std::exp(xv) + std::log(std::fabs(xv) + 1.0) + std::tanh(xv) + std::erf(xv);
+    EXPECT_NEAR(Y[k], expected, 1e-14 * (1.0 + std::fabs(expected))) << k;
+  }
+}
+
+}  // namespace
+}  // namespace kiln::codegen

@@ -81,6 +81,19 @@ TEST(ConvTest, Conv2dNchwWithPaddingMatchesDirectLoops) {
   };
   run([](Schedule&) {});
   run([&](Schedule& s) { s[pad].compute_inline(); });
+  // The padded rows computed once per output row, read by the local tile attached deeper (the
+  // region is inferred through the attached reader).
+  std::string per_row = run([&](Schedule& s) {
+    Tensor local = s.cache_write(out);
+    Stage so = s[out];
+    auto [xo, xi] = so.split(so.axis(3), 4);
+    so.reorder({so.axis(0), so.axis(2), xo, so.axis(1), xi});
+    Stage sl = s[local];
+    sl.compute_at(so, xo);
+    sl.reorder({sl.reduce_axis(0), sl.reduce_axis(1), sl.reduce_axis(2), sl.axis(1), sl.axis(3)});
+    s[pad].compute_at(so, so.axis(2));
+  });
+  EXPECT_TRUE(contains(per_row, "allocate Apad[f32 * 135] stack align 64")) << per_row;  // 3 channels x 3 rows x 15
   // Register-blocked: a local tile of 4 output columns x all filters, vectorized over columns,
   // the padded input computed per input channel inside the tile (nested attachment).
   std::string text = run([&](Schedule& s) {

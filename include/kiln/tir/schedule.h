@@ -15,6 +15,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -119,6 +120,12 @@ class Schedule {
   // The primitives applied so far, one per line: `split(C, i, factor=8) -> i.outer, i.inner`.
   const std::vector<std::string>& steps() const { return steps_; }
   std::string to_string() const;
+
+  // Parses one step in the text form of steps() (what follows " -> " is ignored) and applies it,
+  // naming stages by tensor name and axes by their current loop names. Replaying the steps of a
+  // schedule on a fresh Schedule of the same tensors reproduces it (tuning records are steps).
+  // Throws UserError (kParse) on malformed text, (kNotFound) on an unknown or ambiguous name.
+  void apply(std::string_view step);
 
   void record(std::string step) { steps_.push_back(std::move(step)); }
   StageNode* find(const OperationNode* op) const;

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "kiln/frontend/onnx.h"
+#include "kiln/ir/verifier.h"
 #include "kiln/support/error.h"
 #include "kiln/support/logging.h"
 #include "onnx_node.h"
@@ -372,6 +373,7 @@ ir::Graph import_onnx_bytes(const std::string& bytes, const std::string& model_d
   }
   if (outputs.empty()) throw UserError(UserErrorKind::kParse, display_name, "the graph has no outputs");
   ir::Graph graph(std::move(inputs), std::move(outputs), std::move(output_names));
+  ir::verify_graph_in_debug(graph, "ONNX import of " + display_name);
   KILN_LOG(frontend, kInfo) << display_name << ": imported " << graph.num_calls() << " calls (opset " << opset << ")";
   return graph;
 }

@@ -105,11 +105,9 @@ std::vector<Value> convert_avg_pool(ImportContext& ctx) {
   if (kernel.size() != 2) ctx.fail_attr("kernel_shape", "must have 2 entries");
   const int64_t ceil_mode = ctx.attr_int("ceil_mode", 0);
   Window win = resolve_window(ctx, x.type().shape, kernel, ceil_mode);
-  for (int64_t d : win.dilations) {
-    if (d != 1) ctx.fail_attr("dilations", "other than 1 are not supported for AveragePool");
-  }
   Attrs attrs;
-  attrs.set("kernel", kernel).set("strides", win.strides).set("pads", win.pads).set("ceil_mode", ceil_mode)
+  attrs.set("kernel", kernel).set("strides", win.strides).set("pads", win.pads).set("dilations", win.dilations)
+      .set("ceil_mode", ceil_mode)
       .set("count_include_pad", ctx.attr_int("count_include_pad", 0));
   return {ctx.call1("avg_pool2d", {x}, attrs)};
 }
