@@ -1,7 +1,7 @@
 // conv2d (NCHW in and out) in three computes:
 //   - blocked (groups == 1, f32/f64): the output is computed in NCHW[oc_block]c
-//     (anchor[n, M/ob, OH, OW, ob]) from weights packed as [M/ob, C, kh, kw, ob] and a padded
-//     input, then unpacked to NCHW with the bias. The schedule register-tiles tile_ow output
+//     (anchor[n, M/ob, OH, OW, ob]) from weights packed as [M/ob, C/icb, kh, kw, icb, ob] and the
+//     input packed (and zero-padded) as NCHW[icb]c, then unpacked to NCHW with the bias. The schedule register-tiles tile_ow output
 //     columns x one oc_block vector (conv2d_nchwc template).
 //   - depthwise (groups == C == M, f32/f64): a per-channel window sum over a padded input.
 //   - generic (any groups, any float type): a plain reduction (correct, not fast).
@@ -99,7 +99,7 @@ ComputeResult conv2d_compute(const std::vector<Tensor>& in, const ir::Attrs& att
   const int64_t C = x.shape()[1], M = out[0].shape[1];
   if (fast_type && p.groups == 1) {
     const int64_t ob = conv2d_oc_block(M, out[0].shape[3], hints);
-    const Tensor wp = pack_conv2d_weights(w, ob);
+    const Tensor wp = pack_conv2d_weights(w, ob, conv2d_ic_block(C, hints));
     ComputeResult r = conv2d_nchwc(x, wp, p, out[0], ob);
     // Unpack to NCHW, adding the bias.
     const Tensor anchor = r.parts.at("anchor");
@@ -156,33 +156,55 @@ int64_t conv2d_oc_block(int64_t out_channels, int64_t out_width, const LayoutHin
   return 1;
 }
 
-Tensor pack_conv2d_weights(const Tensor& w, int64_t oc_block) {
+int64_t conv2d_ic_block(int64_t in_channels, const LayoutHints& hints) {
+  for (int64_t icb = hints.vector_lanes_f32; icb > 1; icb /= 2) {
+    if (in_channels % icb == 0) return icb;
+  }
+  return 1;
+}
+
+Tensor pack_conv2d_weights(const Tensor& w, int64_t oc_block, int64_t ic_block) {
   const ir::Shape& s = w.shape();
-  KILN_ICHECK(s[0] % oc_block == 0) << "oc_block " << oc_block << " does not divide " << s[0];
+  KILN_ICHECK(s[0] % oc_block == 0 && s[1] % ic_block == 0) << "blocks " << oc_block << "/" << ic_block;
   return tir::compute(
-      {s[0] / oc_block, s[1], s[2], s[3], oc_block},
-      [&](const std::vector<Var>& i) { return w(i[0] * oc_block + i[4], i[1], i[2], i[3]); }, "pack_w");
+      {s[0] / oc_block, s[1] / ic_block, s[2], s[3], ic_block, oc_block},
+      [&](const std::vector<Var>& i) { return w(i[0] * oc_block + i[5], i[1] * ic_block + i[4], i[2], i[3]); },
+      "pack_w");
 }
 
 ComputeResult conv2d_nchwc(const Tensor& x, const Tensor& w_packed, const Conv2dParams& p, const ir::TensorType& out,
                            int64_t oc_block) {
-  const int64_t C = w_packed.shape()[1], kh = w_packed.shape()[2], kw = w_packed.shape()[3];
+  const ir::Shape& ws = w_packed.shape();
+  const int64_t cb = ws[1], kh = ws[2], kw = ws[3], icb = ws[4];
   const int64_t ob = oc_block;
-  tir::IterVar rc = tir::reduce_axis(C, "rc"), rh = tir::reduce_axis(kh, "rh"), rw = tir::reduce_axis(kw, "rw");
-  const Tensor xp = padded_input(x, p);
+  KILN_ICHECK(ws[5] == ob) << "packed weights' oc block " << ws[5] << " != " << ob;
+  const ir::Shape& xs = x.shape();
+  // The input in NCHW[icb]c, zero-padded: one stage, so the reduction reads contiguous channel
+  // blocks and never tests bounds.
+  const Tensor xp = tir::compute(
+      {xs[0], cb, xs[2] + p.pad_top + p.pad_bottom, xs[3] + p.pad_left + p.pad_right, icb},
+      [&](const std::vector<Var>& i) {
+        const std::vector<Expr> idx = {i[0], i[1] * icb + i[4], i[2] - p.pad_top, i[3] - p.pad_left};
+        if (!has_padding(p)) return x(idx);
+        return tir::read_or(x, idx, constant(x.dtype(), 0));
+      },
+      "pack_x", {"n", "cb", "h", "w", "ci"});
+  tir::IterVar rco = tir::reduce_axis(cb, "rco"), rh = tir::reduce_axis(kh, "rh"), rw = tir::reduce_axis(kw, "rw"),
+               rci = tir::reduce_axis(icb, "rci");
   Tensor acc = tir::compute(
       {out.shape[0], out.shape[1] / ob, out.shape[2], out.shape[3], ob},
       [&](const std::vector<Var>& i) {
-        const Expr v = xp(i[0], Expr(rc), i[2] * p.stride_h + Expr(rh) * p.dilation_h,
-                          i[3] * p.stride_w + Expr(rw) * p.dilation_w);
-        return tir::sum(v * w_packed(i[1], Expr(rc), Expr(rh), Expr(rw), i[4]), {rc, rh, rw});
+        const Expr v = xp(i[0], Expr(rco), i[2] * p.stride_h + Expr(rh) * p.dilation_h,
+                          i[3] * p.stride_w + Expr(rw) * p.dilation_w, Expr(rci));
+        return tir::sum(v * w_packed(i[1], Expr(rco), Expr(rh), Expr(rw), Expr(rci), i[4]), {rco, rh, rw, rci});
       },
       "conv2d_nchwc", {"n", "oc", "oh", "ow", "ob"});
   ComputeResult r;
   r.schedule = ScheduleKind::kConv2dNchwc;
   r.parts["anchor"] = acc;
-  if (!xp.same_as(x)) r.parts["pad"] = xp;
+  r.parts["pack_x"] = xp;
   r.layout["oc_block"] = ob;
+  r.layout["ic_block"] = icb;
   r.outputs = {acc};
   return r;
 }

@@ -48,19 +48,22 @@ void schedule_conv2d_nchwc(tir::Schedule& s, const ComputeResult& r, const Knobs
   const int64_t tile_ow = k.get("tile_ow");
   const int64_t ob = a.shape()[4];
   std::vector<tir::Tensor> handled = {a};
-  if (r.parts.count("pack_w")) {
-    schedule_pack(s, r.parts.at("pack_w"));
-    handled.push_back(r.parts.at("pack_w"));
+  for (const char* pack : {"pack_w", "pack_x"}) {
+    if (r.parts.count(pack)) {
+      schedule_pack(s, r.parts.at(pack));
+      handled.push_back(r.parts.at(pack));
+    }
   }
   const tir::Tensor al = s.cache_write(a);
   handled.push_back(al);
   Stage sa = s[a];
   auto [owo, owi] = sa.split(sa.axis(3), tile_ow);
+  if (k.get("rows_outer") != 0) sa.reorder({sa.axis(2), sa.axis(1)});
   sa.parallel(fuse_leading(sa, 3));
   if (ob > 1) sa.vectorize(sa.leaf_axes().back());
   Stage sl = s[al];
   sl.compute_at(sa, owo);
-  sl.reorder({sl.reduce_axis(0), sl.reduce_axis(1), sl.reduce_axis(2), sl.axis(3), sl.axis(4)});
+  sl.reorder({sl.reduce_axis(0), sl.reduce_axis(1), sl.reduce_axis(2), sl.reduce_axis(3), sl.axis(3), sl.axis(4)});
   sl.unroll(sl.axis(3));
   if (ob > 1) sl.vectorize(sl.axis(4));
   schedule_rest(s, r, k, handled);

@@ -28,11 +28,16 @@ Conv2dParams conv2d_params(const ir::Attrs& attrs);
 // one vector, else the largest power of two dividing out_channels.
 int64_t conv2d_oc_block(int64_t out_channels, int64_t out_width, const LayoutHints& hints);
 
-// wp[M/ob, C, kh, kw, ob] = w[mo*ob + mi, c, kh, kw] (ob must divide M).
-tir::Tensor pack_conv2d_weights(const tir::Tensor& w, int64_t oc_block);
+// The input-channel block of the packed input NCHW[icb]c: the largest power of two <= the f32
+// vector lanes dividing in_channels.
+int64_t conv2d_ic_block(int64_t in_channels, const LayoutHints& hints);
 
-// The blocked convolution: outputs = {acc[N, M/ob, OH, OW, ob]} (no bias, no unpacking), parts
-// "anchor" (= the output) and "pad" (when padded), schedule kConv2dNchwc. `out` is conv2d's NCHW
+// wp[M/ob, C/icb, kh, kw, icb, ob] = w[mo*ob + mi, ci*icb + cj, kh, kw] (the blocks must divide).
+tir::Tensor pack_conv2d_weights(const tir::Tensor& w, int64_t oc_block, int64_t ic_block);
+
+// The blocked convolution: outputs = {acc[N, M/ob, OH, OW, ob]} (no bias, no unpacking) from the
+// NCHW input (packed to NCHW[icb]c with its padding inside the kernel) and packed weights; parts
+// "anchor" (= the output) and "pack_x", schedule kConv2dNchwc. `out` is conv2d's NCHW
 // output type.
 ComputeResult conv2d_nchwc(const tir::Tensor& x, const tir::Tensor& w_packed, const Conv2dParams& p,
                            const ir::TensorType& out, int64_t oc_block);
