@@ -86,17 +86,6 @@ void time_kernel(benchmark::State& state, const kiln::tir::PrimFunc& f, const st
   kiln_set_num_threads(1);
 }
 
-void BM_TopiMatmul(benchmark::State& state) {
-  const int64_t n = state.range(0);
-  const int threads = static_cast<int>(state.range(1));
-  const std::vector<TensorType> in = {{DType::kF32, {n, n}}, {DType::kF32, {n, n}}};
-  kiln::tir::PrimFunc f = kiln::topi::build_op_kernel("matmul", in, {}, host_target());
-  std::vector<TensorType> types = in;
-  types.push_back({DType::kF32, {n, n}});
-  time_kernel(state, f, types, 2.0 * n * n * n, threads, "matmul op, default schedule (B packed per call)");
-}
-BENCHMARK(BM_TopiMatmul)->Args({1024, 1})->Args({1024, 2})->UseRealTime()->Unit(benchmark::kMillisecond);
-
 // KILN_BENCH_KNOBS="tile_ow=7,rows_outer=1" overrides knob values (for trying schedules by hand).
 kiln::topi::Knobs with_overrides(kiln::topi::Knobs k) {
   const char* env = std::getenv("KILN_BENCH_KNOBS");
@@ -112,6 +101,24 @@ kiln::topi::Knobs with_overrides(kiln::topi::Knobs k) {
   }
   return k;
 }
+
+void BM_TopiMatmul(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  const int threads = static_cast<int>(state.range(1));
+  const std::vector<TensorType> in = {{DType::kF32, {n, n}}, {DType::kF32, {n, n}}};
+  kiln::topi::OpKernelOptions options;
+  if (std::getenv("KILN_BENCH_KNOBS")) {
+    using namespace kiln::tir;  // NOLINT
+    Tensor a = placeholder({n, n}, DType::kF32, "a"), b = placeholder({n, n}, DType::kF32, "b");
+    options.knobs = with_overrides(kiln::topi::default_knobs(
+        kiln::topi::compute_op("matmul", {a, b}, {}, kiln::topi::layout_hints(host_target())), host_target()));
+  }
+  kiln::tir::PrimFunc f = kiln::topi::build_op_kernel("matmul", in, {}, host_target(), options);
+  std::vector<TensorType> types = in;
+  types.push_back({DType::kF32, {n, n}});
+  time_kernel(state, f, types, 2.0 * n * n * n, threads, "matmul op, default schedule (B packed per call)");
+}
+BENCHMARK(BM_TopiMatmul)->Args({1024, 1})->Args({1024, 2})->UseRealTime()->Unit(benchmark::kMillisecond);
 
 kiln::ir::Attrs conv_attrs(const ConvCase& c) {
   return kiln::ir::Attrs()

@@ -162,19 +162,19 @@ Knobs default_knobs(const ComputeResult& result, const codegen::Target& target) 
       int64_t tile = largest_divisor(ow, cap);
       if (tile < 4) tile = std::min(ow, std::min<int64_t>(cap, 8));
       k.set("tile_ow", std::max<int64_t>(1, tile));
-      // Loop order of the parallel outer loops: output-channel chunks outside output rows keeps
-      // one chunk's weights cached and streams the input once per chunk; rows outside chunks
-      // keeps a band of input rows cached and streams the weights once per row. Pick the order
-      // that moves fewer bytes.
+      // Loop order of the parallel outer loops. Output-channel chunks outside output rows
+      // (rows_outer=0) keeps one chunk's weights cached and streams the input once per chunk;
+      // rows outside chunks (1) keeps a band of input rows cached and streams all the weights
+      // once per row. Rows outside only pays when all the weights stay in L2 (<= 128 KiB) and
+      // the input does not (> 2 MiB): measured on the ResNet-50 shapes (docs/performance.md).
       int64_t weight_elems = a.shape()[1] * ob;
       for (const tir::IterVar& r : a.get()->reduce_axis()) weight_elems *= extent_of(r);
       const std::vector<tir::Tensor> reads = a.get()->inputs();
       const tir::Tensor x = reads.empty() ? a : reads[0];
       int64_t input_elems = 1;
       for (int64_t d : x.shape()) input_elems *= d;
-      const int64_t chunks_traffic = a.shape()[1] * input_elems;
-      const int64_t rows_traffic = a.shape()[2] * weight_elems;
-      k.set("rows_outer", rows_traffic < chunks_traffic ? 1 : 0);
+      const bool rows_outer = weight_elems * 4 <= (128 << 10) && input_elems * 4 > (2 << 20);
+      k.set("rows_outer", rows_outer ? 1 : 0);
       break;
     }
     case ScheduleKind::kDepthwise: {

@@ -70,5 +70,31 @@ TEST(TopiInjective, Pad) {
             {}, kExact});
 }
 
+// resize computes its coordinates and weights in f64 like the reference and rounds once.
+TEST(TopiInjective, Resize) {
+  using Floats = std::vector<double>;
+  const Tolerance tol{1e-6, 1e-6};
+  auto attrs = [](const Ints& sizes, const char* mode, const char* ctm) {
+    return Attrs().set("sizes", sizes).set("mode", std::string(mode)).set("coordinate_transformation_mode", std::string(ctm));
+  };
+  for (const char* ctm : {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "half_pixel_symmetric"}) {
+    for (const char* mode : {"nearest", "linear", "cubic"}) {
+      check_op({"resize", {tt({1, 2, 7, 5})}, attrs({1, 2, 13, 11}, mode, ctm), {}, tol});  // up
+      check_op({"resize", {tt({1, 2, 13, 7})}, attrs({1, 2, 5, 3}, mode, ctm), {}, tol});   // down
+    }
+  }
+  for (const char* nearest : {"round_prefer_ceil", "floor", "ceil"}) {
+    check_op({"resize", {tt({1, 1, 7, 7}, DType::kI32)},
+              attrs({1, 1, 13, 3}, "nearest", "asymmetric").set("nearest_mode", std::string(nearest)), {}, {0, 0}});
+  }
+  check_op({"resize", {tt({1, 1, 7, 7})}, attrs({1, 1, 13, 13}, "cubic", "half_pixel").set("exclude_outside", int64_t{1}), {}, tol});
+  check_op({"resize", {tt({1, 1, 7, 7})}, attrs({1, 1, 14, 21}, "linear", "asymmetric").set("scales", Floats{1, 1, 2, 3}), {}, tol});
+  check_op({"resize", {tt({1, 1, 7, 9})},
+            attrs({1, 1, 5, 5}, "linear", "tf_crop_and_resize").set("roi", Floats{0, 0, 0.2, -0.1, 1, 1, 0.9, 1.2})
+                .set("extrapolation_value", 3.5),
+            {}, tol});
+  check_op({"resize", {tt({1000})}, attrs({13}, "linear", "half_pixel"), {}, tol});
+}
+
 }  // namespace
 }  // namespace kiln::topi::testing
