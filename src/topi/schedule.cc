@@ -90,8 +90,19 @@ void schedule_injective_stage(Stage st, int64_t vector, int64_t parallel_min) {
   if (ndata == 0 || !node->reduce_axis.empty()) return;
   int64_t numel = 1;
   for (const IterVar& iv : node->root_axis) numel *= extent_of(iv);
-  IterVar fused = fuse_leading(st, ndata);
   const bool par = numel >= parallel_min;
+  const int64_t inner_extent = extent_of(node->root_axis.back());
+  if (ndata >= 2 && vector > 1 && inner_extent >= vector) {
+    // Rows: the outer axes fused (parallel), the innermost axis split by the vector width, so
+    // its indices stay contiguous ramps (the tail is a shorter vector after partition_tails).
+    IterVar outer = fuse_leading(st, ndata - 1);
+    auto [vo, vi] = st.split(node->root_axis.back(), vector);
+    st.vectorize(vi);
+    if (par) st.parallel(outer);
+    return;
+  }
+  // Small innermost axis or rank 1: one flat loop over every element.
+  IterVar fused = fuse_leading(st, ndata);
   if (vector > 1 && numel >= vector) {
     auto [outer, inner] = st.split(fused, vector);
     st.vectorize(inner);
