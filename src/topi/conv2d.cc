@@ -180,22 +180,27 @@ ComputeResult conv2d_nchwc(const Tensor& x, const Tensor& w_packed, const Conv2d
   KILN_ICHECK(ws[5] == ob) << "packed weights' oc block " << ws[5] << " != " << ob;
   const ir::Shape& xs = x.shape();
   // The input in NCHW[icb]c, zero-padded: one stage, so the reduction reads contiguous channel
-  // blocks and never tests bounds.
+  // blocks and never tests bounds. A 1x1 kernel without padding reads only every stride-th pixel:
+  // the packed input keeps just those (a quarter of the input at stride 2).
+  const bool subsample = kh == 1 && kw == 1 && !has_padding(p) && (p.stride_h > 1 || p.stride_w > 1);
+  const int64_t sh = subsample ? p.stride_h : 1, sw = subsample ? p.stride_w : 1;
   const Tensor xp = tir::compute(
-      {xs[0], cb, xs[2] + p.pad_top + p.pad_bottom, xs[3] + p.pad_left + p.pad_right, icb},
+      subsample ? ir::Shape{xs[0], cb, out.shape[2], out.shape[3], icb}
+                : ir::Shape{xs[0], cb, xs[2] + p.pad_top + p.pad_bottom, xs[3] + p.pad_left + p.pad_right, icb},
       [&](const std::vector<Var>& i) {
-        const std::vector<Expr> idx = {i[0], i[1] * icb + i[4], i[2] - p.pad_top, i[3] - p.pad_left};
+        const std::vector<Expr> idx = {i[0], i[1] * icb + i[4], i[2] * sh - p.pad_top, i[3] * sw - p.pad_left};
         if (!has_padding(p)) return x(idx);
         return tir::read_or(x, idx, constant(x.dtype(), 0));
       },
       "pack_x", {"n", "cb", "h", "w", "ci"});
+  const int64_t step_h = subsample ? 1 : p.stride_h, step_w = subsample ? 1 : p.stride_w;
   tir::IterVar rco = tir::reduce_axis(cb, "rco"), rh = tir::reduce_axis(kh, "rh"), rw = tir::reduce_axis(kw, "rw"),
                rci = tir::reduce_axis(icb, "rci");
   Tensor acc = tir::compute(
       {out.shape[0], out.shape[1] / ob, out.shape[2], out.shape[3], ob},
       [&](const std::vector<Var>& i) {
-        const Expr v = xp(i[0], Expr(rco), i[2] * p.stride_h + Expr(rh) * p.dilation_h,
-                          i[3] * p.stride_w + Expr(rw) * p.dilation_w, Expr(rci));
+        const Expr v = xp(i[0], Expr(rco), i[2] * step_h + Expr(rh) * p.dilation_h,
+                          i[3] * step_w + Expr(rw) * p.dilation_w, Expr(rci));
         return tir::sum(v * w_packed(i[1], Expr(rco), Expr(rh), Expr(rw), Expr(rci), i[4]), {rco, rh, rw, rci});
       },
       "conv2d_nchwc", {"n", "oc", "oh", "ow", "ob"});

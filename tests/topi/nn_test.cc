@@ -38,6 +38,8 @@ TEST(TopiConv2d, Blocked) {
   check_conv({{1, 16, 14, 14}, {32, 16, 3, 3}, {1, 1}, {1, 1, 1, 1}});        // two-vector oc block
   check_conv({{1, 8, 13, 13}, {16, 8, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, true});  // odd width: tile tail
   check_conv({{2, 7, 13, 7}, {8, 7, 1, 1}});                                   // 1x1, batch 2
+  check_conv({{1, 16, 13, 14}, {16, 16, 1, 1}, {2, 3}});                       // 1x1 strided: subsampled packing
+  check_conv({{1, 16, 13, 13}, {32, 16, 1, 1}, {2, 2}, {0, 0, 0, 0}, {1, 1}, 1, true});
   check_conv({{1, 3, 13, 13}, {13, 3, 3, 3}, {2, 2}, {1, 0, 2, 1}, {1, 1}, 1, true});  // 13 channels, stride, odd pads
   check_conv({{1, 4, 15, 15}, {8, 4, 3, 3}, {1, 2}, {0, 0, 0, 0}, {2, 2}});    // dilation, unequal strides
   check_conv({{1, 64, 7, 7}, {64, 64, 3, 3}, {1, 1}, {1, 1, 1, 1}});           // K = 576
