@@ -134,22 +134,10 @@ Conv2dParams conv2d_params(const ir::Attrs& attrs) {
 }
 
 int64_t conv2d_oc_block(int64_t out_channels, int64_t out_width, const LayoutHints& hints) {
+  (void)out_width;
+  // Two vectors per register-tile row (more FMAs per broadcast input value) when they divide M.
   const int64_t lanes = hints.vector_lanes_f32;
-  // Two vectors per tile row when a tile of >= 4 columns of two vectors fits the register file
-  // (accumulators + weight vectors + one broadcast), else one vector.
-  const int64_t max_tile_2 = (hints.num_vector_regs - 3) / 2;
-  bool two = out_channels % (2 * lanes) == 0;
-  if (two) {
-    int64_t best = 0;
-    for (int64_t t = std::min<int64_t>(max_tile_2, out_width); t >= 1; --t) {
-      if (out_width % t == 0) {
-        best = t;
-        break;
-      }
-    }
-    two = best >= 4;
-  }
-  if (two) return 2 * lanes;
+  if (out_channels % (2 * lanes) == 0) return 2 * lanes;
   for (int64_t ob = lanes; ob > 1; ob /= 2) {
     if (out_channels % ob == 0) return ob;
   }

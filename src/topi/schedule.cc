@@ -168,10 +168,15 @@ Knobs default_knobs(const ComputeResult& result, const codegen::Target& target) 
     case ScheduleKind::kConv2dNchwc: {
       const tir::Tensor a = result.parts.at("anchor");
       const int64_t ow = a.shape()[3], ob = a.shape()[4];
+      // Register tile: tile_ow x (ob / lanes) accumulators, leaving registers for the weight
+      // vectors and one broadcast input: 6 x 2 vectors on AVX2 (12 accumulators cover 2 FMA units
+      // x 4 cycles latency with room), 14 x 2 on AVX-512. An exact divisor of the width within
+      // 3/4 of that is preferred; otherwise the last tile is shorter (partition_tails).
       const int64_t vecs = std::max<int64_t>(1, ob / hints.vector_lanes_f32);
-      const int64_t cap = std::min<int64_t>(12, (hints.num_vector_regs - 1 - vecs) / vecs);
-      int64_t tile = largest_divisor(ow, cap);
-      if (tile < 4) tile = std::min(ow, std::min<int64_t>(cap, 8));
+      const int64_t cap = std::max<int64_t>(1, std::min<int64_t>(12, (hints.num_vector_regs - 4) / vecs));
+      int64_t tile = std::min(ow, cap);
+      const int64_t divisor = largest_divisor(ow, cap);
+      if (divisor * 4 >= cap * 3) tile = divisor;
       k.set("tile_ow", std::max<int64_t>(1, tile));
       // Loop order of the parallel outer loops. Output-channel chunks outside output rows
       // (rows_outer=0) keeps one chunk's weights cached and streams the input once per chunk;

@@ -23,9 +23,9 @@ struct Conv2dParams {
 // From conv2d's validated attributes.
 Conv2dParams conv2d_params(const ir::Attrs& attrs);
 
-// The output-channel block of the packed weight layout for this target: two vectors when
-// out_channels allows it and out_width has a divisor that makes a >= 4-column register tile, else
-// one vector, else the largest power of two dividing out_channels.
+// The output-channel block of the packed weight layout for this target: two f32 vectors when
+// they divide out_channels, else one, else the largest power of two dividing out_channels.
+// (out_width is reserved for shape-dependent rules.)
 int64_t conv2d_oc_block(int64_t out_channels, int64_t out_width, const LayoutHints& hints);
 
 // The input-channel block of the packed input NCHW[icb]c: the largest power of two <= the f32
