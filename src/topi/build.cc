@@ -76,4 +76,70 @@ tir::PrimFunc build_op_kernel(const std::string& op, const std::vector<ir::Tenso
   return tir::lower(s, args, options.kernel_name.empty() ? "topi_" + op : options.kernel_name);
 }
 
+tir::PrimFunc build_group_kernel(const std::vector<GroupMember>& members, const std::vector<ir::TensorType>& inputs,
+                                 const std::vector<ValueRef>& outputs, const codegen::Target& target, int anchor,
+                                 const OpKernelOptions& options) {
+  auto fail = [](const std::string& reason) {
+    throw UserError(UserErrorKind::kInvalidArgument, "fused group", reason, "");
+  };
+  if (members.empty() || outputs.empty()) fail("has no members or no outputs");
+  const LayoutHints hints = layout_hints(target);
+  std::vector<tir::Tensor> placeholders;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    placeholders.push_back(tir::placeholder(inputs[i].shape, inputs[i].dtype, "in" + std::to_string(i)));
+  }
+  std::vector<ComputeResult> results;
+  auto resolve = [&](const ValueRef& ref, size_t before) -> tir::Tensor {
+    if (ref.kind == ValueRef::Kind::kGroupInput) {
+      if (ref.index < 0 || static_cast<size_t>(ref.index) >= placeholders.size()) {
+        fail("refers to group input " + std::to_string(ref.index) + " of " + std::to_string(placeholders.size()));
+      }
+      return placeholders[static_cast<size_t>(ref.index)];
+    }
+    if (ref.index < 0 || static_cast<size_t>(ref.index) >= before) {
+      fail("refers to member " + std::to_string(ref.index) + " that is not an earlier member");
+    }
+    const ComputeResult& r = results[static_cast<size_t>(ref.index)];
+    if (ref.output < 0 || static_cast<size_t>(ref.output) >= r.outputs.size()) {
+      fail("refers to output " + std::to_string(ref.output) + " of member " + std::to_string(ref.index) + " ('" +
+           members[static_cast<size_t>(ref.index)].op + "')");
+    }
+    return r.outputs[static_cast<size_t>(ref.output)];
+  };
+  for (size_t m = 0; m < members.size(); ++m) {
+    std::vector<tir::Tensor> in;
+    for (const ValueRef& ref : members[m].inputs) in.push_back(resolve(ref, m));
+    results.push_back(compute_op(members[m].op, in, members[m].attrs, hints));
+  }
+  if (anchor < 0) {
+    anchor = static_cast<int>(members.size()) - 1;
+    for (size_t m = 0; m < members.size(); ++m) {
+      if (results[m].schedule != ScheduleKind::kInjective) {
+        anchor = static_cast<int>(m);
+        break;
+      }
+    }
+  }
+  if (static_cast<size_t>(anchor) >= members.size()) fail("anchor " + std::to_string(anchor) + " is not a member");
+  ComputeResult group = results[static_cast<size_t>(anchor)];
+  group.outputs.clear();
+  for (const ValueRef& ref : outputs) group.outputs.push_back(resolve(ref, members.size()));
+  const Knobs knobs = options.knobs ? *options.knobs : default_knobs(group, target);
+  tir::Schedule s(group.outputs);
+  apply_schedule(s, group, knobs);
+  std::vector<tir::Tensor> args = placeholders;
+  for (const tir::Tensor& t : group.outputs) {
+    for (const tir::Tensor& a : args) {
+      if (a.same_as(t)) fail("lists an output twice or a group input as an output");
+    }
+    args.push_back(t);
+  }
+  std::string name = options.kernel_name;
+  if (name.empty()) {
+    name = "topi_fused";
+    for (const GroupMember& m : members) name += "_" + m.op;
+  }
+  return tir::lower(s, args, name);
+}
+
 }  // namespace kiln::topi

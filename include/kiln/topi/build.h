@@ -41,6 +41,32 @@ tir::PrimFunc build_op_kernel(const std::string& op, const std::vector<ir::Tenso
 ComputeResult compute_op(const std::string& op, const std::vector<tir::Tensor>& inputs, const ir::Attrs& attrs,
                          const LayoutHints& hints);
 
+// A fused group (what FuseOps will produce): member ops in topological order, each reading group
+// inputs or earlier members' outputs, built as ONE kernel. The members' computes are chained on
+// tensor expressions; the anchor's schedule template (its ComputeResult's parts and kind) is
+// applied with the group's outputs, so every other member's stages (injective producers,
+// elementwise consumers) are inlined. Kernel parameters: the group inputs, then `outputs`.
+struct ValueRef {
+  enum class Kind : uint8_t { kGroupInput, kMember } kind = Kind::kGroupInput;
+  int index = 0;   // group input index, or member index
+  int output = 0;  // which output of the member
+  static ValueRef input(int i) { return {Kind::kGroupInput, i, 0}; }
+  static ValueRef member(int m, int out = 0) { return {Kind::kMember, m, out}; }
+};
+
+struct GroupMember {
+  std::string op;
+  std::vector<ValueRef> inputs;
+  ir::Attrs attrs;
+};
+
+// anchor: the member whose schedule template the kernel uses; -1 picks the first member whose
+// template is not injective (or the last member when all are injective). UserError
+// (kInvalidArgument) for references to later members, unknown outputs, or an empty group.
+tir::PrimFunc build_group_kernel(const std::vector<GroupMember>& members, const std::vector<ir::TensorType>& inputs,
+                                 const std::vector<ValueRef>& outputs, const codegen::Target& target,
+                                 int anchor = -1, const OpKernelOptions& options = {});
+
 }  // namespace kiln::topi
 
 #endif  // KILN_TOPI_BUILD_H_
