@@ -93,7 +93,7 @@ TEST(TopiApi, DefaultKnobsFollowTheTarget) {
   EXPECT_EQ(kc.get("ic_block"), 8);
   EXPECT_EQ(kc.get("tile_ow"), 6);  // 6 x 2 vectors; the last of 10 tiles is 2 wide
   EXPECT_EQ(c2.schedule, ScheduleKind::kConv2dNchwc);
-  EXPECT_EQ(kc.to_string(), "ic_block=8 oc_block=16 parallel_min=16384 rows_outer=0 tile_ow=6 vector=8");
+  EXPECT_EQ(kc.to_string(), "ic_block=8 oc_block=16 parallel_min=16384 rows_outer=1 tile_ow=6 vector=8");
 }
 
 TEST(TopiApi, InjectiveTemplateVectorizesWithTail) {

@@ -46,6 +46,26 @@ TEST(TopiConv2d, Blocked) {
   check_conv({{1, 128, 5, 5}, {16, 128, 3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 1, true});  // K = 1152
 }
 
+// Non-default knob values give the same numbers (tuners only change values).
+TEST(TopiConv2d, OtherKnobValues) {
+  const std::vector<ir::TensorType> in = {tt({1, 16, 13, 13}), tt({32, 16, 3, 3})};
+  const Attrs a = Attrs().set("pads", Ints{1, 1, 1, 1});
+  tir::Tensor x = tir::placeholder(in[0].shape, DType::kF32, "x"), w = tir::placeholder(in[1].shape, DType::kF32, "w");
+  const Knobs defaults =
+      default_knobs(compute_op("conv2d", {x, w}, a, layout_hints(codegen::host_target())), codegen::host_target());
+  for (const auto& [tile, rows_outer] : std::vector<std::pair<int64_t, int64_t>>{{4, 0}, {13, 1}, {5, 0}}) {
+    Knobs k = defaults;
+    k.set("tile_ow", tile).set("rows_outer", rows_outer);
+    check_op({"conv2d", in, a, {}, sum_tol(16 * 9), k});
+  }
+  tir::Tensor ma = tir::placeholder({13, 20}, DType::kF32, "a"), mb = tir::placeholder({20, 37}, DType::kF32, "b");
+  Knobs mk = default_knobs(compute_op("matmul", {ma, mb}, {}, layout_hints(codegen::host_target())), codegen::host_target());
+  for (int64_t tile_m : {1, 3, 13}) {
+    mk.set("tile_m", tile_m);
+    check_op({"matmul", {tt({13, 20}), tt({20, 37})}, {}, {}, sum_tol(20), mk});
+  }
+}
+
 TEST(TopiConv2d, Depthwise) {
   check_conv({{1, 8, 13, 13}, {8, 1, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 8});
   check_conv({{2, 5, 20, 19}, {5, 1, 3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 5, true});

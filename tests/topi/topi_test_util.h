@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -98,6 +99,7 @@ struct OpCase {
   ir::Attrs attrs;
   std::vector<Dist> dists;  // per input; missing entries: uniform
   Tolerance tol;
+  std::optional<Knobs> knobs;  // empty: the target's defaults
 };
 
 inline std::string describe(const OpCase& c) {
@@ -123,7 +125,9 @@ inline int64_t check_op(const OpCase& c, uint32_t seed = 1) {
   const std::vector<ir::NDArray> want = def.reference(inputs, attrs, out_types);
 
   const codegen::Target& target = codegen::host_target();
-  tir::PrimFunc f = build_op_kernel(c.op, c.inputs, c.attrs, target);
+  OpKernelOptions options;
+  options.knobs = c.knobs;
+  tir::PrimFunc f = build_op_kernel(c.op, c.inputs, c.attrs, target, options);
   codegen::LLVMModule module(target, "topi_test");
   module.add_prim_func(f);
   codegen::JitModule jit(std::move(module));
