@@ -37,7 +37,9 @@ constexpr int64_t kPeakIterations = 1 << 16;
 // updated acc = fma(acc, x, y) kPeakIterations times (x, y read from args[0] so nothing folds);
 // the sum of the accumulators goes to args[1] so nothing is dead.
 std::string fma_peak_ir(int lanes, int chains) {
-  const std::string v = "<" + std::to_string(lanes) + " x float>";
+  std::string v = "<";
+  v += std::to_string(lanes);
+  v += " x float>";
   std::ostringstream s;
   s << "declare " << v << " @llvm.fma.v" << lanes << "f32(" << v << ", " << v << ", " << v << ")\n"
     << "define i32 @fma_peak(ptr noalias %args, i32 %n) {\n"

@@ -7,6 +7,7 @@
 #include "kiln/tir/printer.h"
 #include "kiln/tir/simplify.h"
 #include "kiln/tir/transform.h"
+#include "kiln/tir/verify.h"
 #include "schedule_ops.h"
 
 namespace kiln::tir {
@@ -73,7 +74,9 @@ PrimFunc lower(const Schedule& sched, const std::vector<Tensor>& args, const std
   s = simplify(s);
   log_step(name, "simplify", prev, s);
   check_parallel_nesting(s);
-  return PrimFunc::make(name, buffers, s);
+  PrimFunc f = PrimFunc::make(name, buffers, s);
+  verify(f);
+  return f;
 }
 
 }  // namespace kiln::tir

@@ -207,6 +207,13 @@ std::pair<IterVar, IterVar> Stage::split_nparts(const IterVar& parent, int64_t n
   return {outer, inner};
 }
 
+std::vector<IterVar> Stage::tile(const IterVar& x, const IterVar& y, int64_t fx, int64_t fy) {
+  auto [xo, xi] = split(x, fx);
+  auto [yo, yi] = split(y, fy);
+  reorder({xo, yo, xi, yi});
+  return {xo, yo, xi, yi};
+}
+
 IterVar Stage::fuse(const IterVar& outer, const IterVar& inner) {
   check_leaf(outer, "fuse");
   check_leaf(inner, "fuse");

@@ -307,7 +307,7 @@ TEST(LowerTest, MaxAndMinReductions) {
   };
   EXPECT_TRUE(all_close(xv, [&](int64_t i) { return ref(i, true); }, 0)) << f;
   EXPECT_TRUE(all_close(nv, [&](int64_t i) { return ref(i, false); }, 0)) << f;
-  EXPECT_TRUE(contains(to_string(f), "Mx[i0] = -inff")) << f;
+  EXPECT_TRUE(contains(to_string(f), "Mx[i0] = (f32)-inf")) << f;
 }
 
 }  // namespace

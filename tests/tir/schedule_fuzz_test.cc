@@ -45,6 +45,16 @@ TEST(ScheduleFuzzTest, RandomMatmulSchedulesMatchTheReference) {
     std::vector<IterVar> order = work.leaf_axes();
     std::shuffle(order.begin(), order.end(), rng);
     work.reorder(order);
+    // Maybe fuse an adjacent pair of the same kind.
+    if (pick(2) == 0) {
+      const auto& leaf = work.leaf_axes();
+      for (size_t q = 0; q + 1 < leaf.size(); ++q) {
+        if (leaf[q]->kind == leaf[q + 1]->kind) {
+          work.fuse(leaf[q], leaf[q + 1]);
+          break;
+        }
+      }
+    }
     const IterVar& last = work.leaf_axes().back();
     if (last->kind == IterKind::kDataPar && pick(2) == 0) {
       work.vectorize(last);
@@ -119,7 +129,12 @@ TEST(ScheduleFuzzTest, RandomStencilAttachmentsMatchTheReference) {
         s[p].compute_at(sl, sl.leaf_axes()[pick(2)]);
       }
     }
-    if (pick(2)) s[p].vectorize(s[p].axis(0));
+    if (mode != 0 && pick(2)) {
+      auto [po, pi] = s[p].split(s[p].axis(0), factors[pick(5)]);
+      if (pick(2)) s[p].vectorize(pi);
+    } else if (mode != 0 && pick(2)) {
+      s[p].vectorize(s[p].axis(0));
+    }
     PrimFunc f = lower(s, {a, w, out}, "stencil");
     EXPECT_TRUE(simplify(f->body).same_as(f->body)) << "simplify is not idempotent on\n" << f;
     ir::NDArray av = testing::random_array(DType::kF32, {n}, trial), wv = testing::random_array(DType::kF32, {kw}, trial + 77);

@@ -76,6 +76,9 @@ class Stage {
   std::pair<IterVar, IterVar> split(const IterVar& parent, int64_t factor);
   // Splits `parent` into `nparts` outer iterations (inner extent ceil(extent / nparts)).
   std::pair<IterVar, IterVar> split_nparts(const IterVar& parent, int64_t nparts);
+  // split(x, fx), split(y, fy), reorder(x.outer, y.outer, x.inner, y.inner): a 2-D tile.
+  // Returns {x.outer, y.outer, x.inner, y.inner}; recorded as those three steps.
+  std::vector<IterVar> tile(const IterVar& x, const IterVar& y, int64_t fx, int64_t fy);
   // Fuses two adjacent leaves (outer immediately before inner) into one.
   IterVar fuse(const IterVar& outer, const IterVar& inner);
   // Reorders the given leaves among the positions they occupy; others keep their places.

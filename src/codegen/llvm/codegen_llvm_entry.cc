@@ -10,6 +10,7 @@
 #include "kiln/support/error.h"
 #include "kiln/support/logging.h"
 #include "kiln/tir/printer.h"
+#include "kiln/tir/verify.h"
 
 namespace kiln::codegen {
 
@@ -40,6 +41,7 @@ std::pair<int, int> dlpack_type(DType d) {
 
 void CodeGenLLVM::add_function(const PrimFunc& func) {
   KILN_ICHECK(func.defined() && func->body.defined()) << "undefined PrimFunc";
+  verify(func);  // the loop-IR contract (docs/tir.md) holds, or an InternalError names the node
   kernel_name_ = func->name;
   module_.add_kernel_name(func->name);
   KILN_LOG(codegen, kDebug) << "loop IR of kernel " << func->name << ":\n" << to_string(func);
