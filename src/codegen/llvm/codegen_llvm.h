@@ -26,6 +26,10 @@
 #include "codegen/llvm/llvm_module_impl.h"
 #include "kiln/tir/stmt.h"
 
+// Internal to libkiln: LLVM types appear in these signatures, so keep every symbol hidden
+// (tests/build checks that libkiln exports no llvm:: symbol).
+#pragma GCC visibility push(hidden)
+
 namespace kiln::codegen {
 namespace llvm_detail {
 
@@ -117,5 +121,7 @@ class CodeGenLLVM {
 };
 
 }  // namespace kiln::codegen
+
+#pragma GCC visibility pop
 
 #endif  // KILN_SRC_CODEGEN_LLVM_CODEGEN_LLVM_H_

@@ -16,6 +16,10 @@ class MCSubtargetInfo;
 class Target;
 }  // namespace llvm
 
+// Internal to libkiln: LLVM types appear in these signatures, so keep every symbol hidden
+// (tests/build checks that libkiln exports no llvm:: symbol).
+#pragma GCC visibility push(hidden)
+
 namespace kiln::codegen::llvm_detail {
 
 // Registers the X86 and AArch64 back ends (targets, MC, asm printers and parsers). Idempotent.
@@ -38,5 +42,7 @@ void optimize_module(llvm::Module& module, llvm::TargetMachine& tm);
 std::string module_to_string(const llvm::Module& module);
 
 }  // namespace kiln::codegen::llvm_detail
+
+#pragma GCC visibility pop
 
 #endif  // KILN_SRC_CODEGEN_LLVM_LLVM_SUPPORT_H_
