@@ -1,0 +1,134 @@
+// Schedules: *how* to compute a set of tensor expressions. A Schedule has one Stage per compute
+// operation reachable from its outputs; each stage holds its loop structure as data:
+//   - root axes (the compute's data-parallel axes, then its reduction axes),
+//   - relations derived from them by split and fuse,
+//   - the ordered leaf axes (the loops, outermost first) with a ForKind each,
+//   - where it is computed: at the root of the kernel, inlined into its consumers, or inside a
+//     loop of another stage (compute_at).
+// Every primitive application is also recorded as a printable step (`Schedule::steps()`), so a
+// schedule can be logged, compared in tests and, later, stored as tuning records.
+//
+// Misuse (an axis of another stage, inlining an output or a reduction, attaching to a loop that
+// is not a leaf, ...) throws UserError naming the stage and the axis.
+#ifndef KILN_TIR_SCHEDULE_H_
+#define KILN_TIR_SCHEDULE_H_
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kiln/tir/stmt.h"
+#include "kiln/tir/tensor.h"
+
+namespace kiln::tir {
+
+// parent = outer * factor + inner; exactly one of factor/nparts is set (> 0) at creation.
+struct SplitRelation {
+  IterVar parent, outer, inner;
+  int64_t factor = 0;  // inner extent
+  int64_t nparts = 0;  // outer extent
+};
+// fused = outer * extent(inner) + inner
+struct FuseRelation {
+  IterVar outer, inner, fused;
+};
+struct IterRelation {
+  enum class Kind { kSplit, kFuse } kind;
+  SplitRelation split;
+  FuseRelation fuse;
+};
+
+enum class AttachKind : uint8_t { kRoot, kInline, kAt };
+
+class Schedule;
+
+struct StageNode {
+  Tensor op;                           // the compute (its identity: the tensor it produces)
+  Expr body;                           // what it computes (cache_write may redirect it)
+  std::vector<IterVar> root_axis;      // data-parallel axes of the output
+  std::vector<IterVar> reduce_axis;    // reduction axes (empty unless body is a Reduce)
+  std::vector<IterRelation> relations;
+  std::vector<IterVar> leaf;           // loop order, outermost first
+  std::vector<std::pair<const IterVarNode*, ForKind>> kinds;  // non-serial leaves
+  AttachKind attach = AttachKind::kRoot;
+  StageNode* attach_stage = nullptr;
+  IterVar attach_axis;
+  bool is_output = false;
+  MemoryScope scope = MemoryScope::kHeap;  // storage of an intermediate
+  ForKind kind_of(const IterVar& iv) const;
+};
+
+// A handle to one stage of a Schedule (valid while the Schedule lives).
+class Stage {
+ public:
+  Stage(Schedule* sched, StageNode* node) : sched_(sched), node_(node) {}
+
+  // The i-th data-parallel / reduction root axis.
+  IterVar axis(int i) const;
+  IterVar reduce_axis(int i) const;
+  const std::vector<IterVar>& leaf_axes() const { return node_->leaf; }
+  const std::string& name() const { return node_->op.name(); }
+
+  // Splits `parent` (a leaf) into outer and inner leaves with inner extent `factor`. When the
+  // extent is not a multiple, lowering guards the body with `parent < extent`.
+  std::pair<IterVar, IterVar> split(const IterVar& parent, int64_t factor);
+  // Splits `parent` into `nparts` outer iterations (inner extent ceil(extent / nparts)).
+  std::pair<IterVar, IterVar> split_nparts(const IterVar& parent, int64_t nparts);
+  // Fuses two adjacent leaves (outer immediately before inner) into one.
+  IterVar fuse(const IterVar& outer, const IterVar& inner);
+  // Reorders the given leaves among the positions they occupy; others keep their places.
+  Stage& reorder(const std::vector<IterVar>& order);
+  Stage& vectorize(const IterVar& iv);
+  Stage& unroll(const IterVar& iv);
+  Stage& parallel(const IterVar& iv);
+  // Computes this stage inside loop `axis` of `consumer`, for the region the consumer's loops
+  // inside `axis` need.
+  Stage& compute_at(const Stage& consumer, const IterVar& axis);
+  // Substitutes this stage's expression into its consumers (no storage, no loops).
+  Stage& compute_inline();
+  Stage& compute_root();
+
+  StageNode* node() const { return node_; }
+
+ private:
+  void check_leaf(const IterVar& iv, const char* primitive) const;
+  Stage& set_kind(const IterVar& iv, ForKind kind, const char* primitive);
+
+  Schedule* sched_;
+  StageNode* node_;
+};
+
+class Schedule {
+ public:
+  // A schedule for computing `outputs` (and every compute they depend on), each stage at the root
+  // in dependency order with its axes in their natural order.
+  explicit Schedule(const std::vector<Tensor>& outputs);
+  Schedule(const Schedule&) = delete;
+  Schedule& operator=(const Schedule&) = delete;
+
+  Stage operator[](const Tensor& t);
+  // Adds a stage that computes `t`'s expression into a local buffer (registers after codegen)
+  // and turns `t`'s own stage into a copy from it; returns the new tensor ("<name>.local").
+  // Attach it with compute_at inside a tile of `t` for register blocking.
+  Tensor cache_write(const Tensor& t, MemoryScope scope = MemoryScope::kStack);
+
+  // Stages in dependency order (producers first).
+  const std::vector<std::unique_ptr<StageNode>>& stages() const { return stages_; }
+  const std::vector<Tensor>& outputs() const { return outputs_; }
+  // The primitives applied so far, one per line: `split(C, i, factor=8) -> i.outer, i.inner`.
+  const std::vector<std::string>& steps() const { return steps_; }
+  std::string to_string() const;
+
+  void record(std::string step) { steps_.push_back(std::move(step)); }
+  StageNode* find(const OperationNode* op) const;
+
+ private:
+  std::vector<Tensor> outputs_;
+  std::vector<std::unique_ptr<StageNode>> stages_;
+  std::vector<std::string> steps_;
+};
+
+}  // namespace kiln::tir
+
+#endif  // KILN_TIR_SCHEDULE_H_

@@ -1,0 +1,62 @@
+// The loop passes on hand-built IR: vectorize (and its serial fallback), unroll, partition_tails.
+#include <gtest/gtest.h>
+
+#include "kiln/tir/interpreter.h"
+#include "kiln/tir/printer.h"
+#include "kiln/tir/simplify.h"
+#include "kiln/tir/transform.h"
+
+namespace kiln::tir {
+namespace {
+
+TEST(TransformTest, VectorizeWidensLoadsStoresAndBroadcastsScalars) {
+  Buffer a = Buffer::make("A", DType::kF32, {16}), c = Buffer::make("C", DType::kF32, {16});
+  Var i("i"), x("x", Type(DType::kF32));
+  Stmt s = For::make(i, make_int(8), make_int(8), ForKind::kVectorized,
+                     LetStmt::make(x, Load::make(a, i) * 2.0f, Store::make(c, sqrt(x) + 1.0f, i)));
+  EXPECT_EQ(to_string(vectorize_loops(s)),
+            "let x = A[ramp(8, 1, 8)] * x8(2.0f)\nC[ramp(8, 1, 8)] = sqrt(x) + x8(1.0f)\n");
+}
+
+TEST(TransformTest, VectorizeKeepsALoopSerialWhenAConditionDependsOnIt) {
+  Buffer c = Buffer::make("C", DType::kI64, {8});
+  Var i("i");
+  Stmt s = For::make(i, make_int(0), make_int(8), ForKind::kVectorized,
+                     IfThenElse::make(floormod(i, 2) == 0, Store::make(c, i, i)));
+  EXPECT_EQ(to_string(vectorize_loops(s)), "for (i, 0, 8) {\n  if (floormod(i, 2) == 0) {\n    C[i] = i\n  }\n}\n");
+  // A store of a vector value to a scalar index cannot be widened either.
+  Stmt red = For::make(i, make_int(0), make_int(8), ForKind::kVectorized,
+                       Store::make(c, Load::make(c, make_int(0)) + i, make_int(0)));
+  EXPECT_EQ(vectorize_loops(red).as<For>()->kind, ForKind::kSerial);
+}
+
+TEST(TransformTest, UnrollCopiesAndLongLoopsStaySerial) {
+  Buffer c = Buffer::make("C", DType::kI64, {100});
+  Var i("i");
+  Stmt s = For::make(i, make_int(1), make_int(3), ForKind::kUnrolled, Store::make(c, i * 2, i));
+  EXPECT_EQ(to_string(unroll_loops(s)), "C[1] = 2\nC[2] = 4\nC[3] = 6\n");
+  Stmt big = For::make(i, make_int(0), make_int(100), ForKind::kUnrolled, Store::make(c, i, i));
+  EXPECT_EQ(unroll_loops(big, 64).as<For>()->kind, ForKind::kSerial);
+}
+
+TEST(TransformTest, PartitionTailsSplitsAtTheLastProvablyGuardFreeIteration) {
+  Buffer c = Buffer::make("C", DType::kI64, {30});
+  Var o("o"), i("i");
+  Stmt s = For::make(o, make_int(0), make_int(4), ForKind::kSerial,
+                     For::make(i, make_int(0), make_int(8), ForKind::kSerial,
+                               IfThenElse::make(o * 8 + i < 30, Store::make(c, i, o * 8 + i))));
+  Stmt p = partition_tails(simplify(s));
+  EXPECT_EQ(to_string(p),
+            "for (o, 0, 3) {\n  for (i, 0, 8) {\n    C[o * 8 + i] = i\n  }\n}\n"
+            "for (i, 0, 6) {\n  C[i + 24] = i\n}\n");
+  ir::NDArray before = ir::NDArray::empty(DType::kI64, {30}), after = ir::NDArray::empty(DType::kI64, {30});
+  interpret(PrimFunc::make("before", {c}, s), {before});
+  interpret(PrimFunc::make("after", {c}, p), {after});
+  EXPECT_TRUE(before.bitwise_equal(after));
+  // A parallel loop is not partitioned.
+  Stmt par = For::make(o, make_int(0), make_int(4), ForKind::kParallel, s.as<For>()->body);
+  EXPECT_TRUE(partition_tails(par).same_as(par));
+}
+
+}  // namespace
+}  // namespace kiln::tir
