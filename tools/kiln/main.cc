@@ -70,6 +70,8 @@ int main(int argc, char** argv) {
 
   kiln::cli::CommandContext ctx;
   kiln::cli::register_doctor(app, ctx);
+  kiln::cli::register_ir(app, ctx);
+  kiln::cli::register_run(app, ctx);
 
   try {
     app.parse(argc, argv);

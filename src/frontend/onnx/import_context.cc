@@ -1,0 +1,168 @@
+// ImportContext: the converters' view of the model being imported (values by ONNX name, the
+// current node's inputs and attributes, errors naming the node) and constant folding.
+#include "kiln/ref/executor.h"
+#include "kiln/support/error.h"
+#include "onnx_node.h"
+
+namespace kiln::frontend::onnx_import {
+
+using ir::NDArray;
+using ir::Value;
+
+Value ImportContext::value(const std::string& name) const {
+  auto it = values_.find(name);
+  if (it == values_.end()) {
+    throw UserError(UserErrorKind::kParse, model_name_ + ": " + (node_ ? node_subject() : "graph"),
+                    "uses value '" + name + "', which no earlier node, input or initializer defines",
+                    "the model's nodes must be in topological order");
+  }
+  return it->second;
+}
+
+std::string ImportContext::node_subject() const {
+  if (!node_) return model_name_;
+  return model_name_ + ": node '" + node_->name + "' (" + node_->op_type + ")";
+}
+
+bool ImportContext::has_input(size_t i) const { return i < node_->inputs.size() && !node_->inputs[i].empty(); }
+
+Value ImportContext::input(size_t i) const {
+  if (!has_input(i)) fail_invalid("input " + std::to_string(i) + " is required but missing");
+  return value(node_->inputs[i]);
+}
+
+NDArray ImportContext::constant_input(size_t i, const std::string& what) const {
+  Value v = input(i);
+  if (v.node->kind() != ir::NodeKind::kConstant) {
+    throw UserError(UserErrorKind::kUnsupported, node_subject(),
+                    "input " + std::to_string(i) + " (" + what + ", '" + node_->inputs[i] +
+                        "') is computed at run time; Kiln compiles static shapes and needs it constant",
+                    "export the model with constant " + what + " or fix the input shapes with --input-shape");
+  }
+  return v.node->as_constant().data();
+}
+
+std::vector<int64_t> ImportContext::constant_ints(size_t i, const std::string& what) const {
+  NDArray a = constant_input(i, what);
+  if (ir::is_float(a.dtype())) fail_invalid("input " + std::to_string(i) + " (" + what + ") must be an integer tensor");
+  std::vector<int64_t> out;
+  for (int64_t k = 0; k < a.numel(); ++k) {
+    out.push_back(a.dtype() == ir::DType::kI64 ? a.data<int64_t>()[k] : static_cast<int64_t>(a.get_as_double(k)));
+  }
+  return out;
+}
+
+std::vector<double> ImportContext::constant_floats(size_t i, const std::string& what) const {
+  NDArray a = constant_input(i, what);
+  std::vector<double> out;
+  for (int64_t k = 0; k < a.numel(); ++k) out.push_back(a.get_as_double(k));
+  return out;
+}
+
+namespace {
+const OnnxAttr* find_attr(const OnnxNode& node, const std::string& name) {
+  auto it = node.attrs.find(name);
+  return it == node.attrs.end() ? nullptr : &it->second;
+}
+}  // namespace
+
+bool ImportContext::has_attr(const std::string& name) const { return find_attr(*node_, name) != nullptr; }
+
+int64_t ImportContext::attr_int(const std::string& name, int64_t fallback) const {
+  const OnnxAttr* a = find_attr(*node_, name);
+  if (!a) return fallback;
+  if (a->kind != OnnxAttr::kInt) fail_attr(name, "must be an int");
+  return a->i;
+}
+
+double ImportContext::attr_float(const std::string& name, double fallback) const {
+  const OnnxAttr* a = find_attr(*node_, name);
+  if (!a) return fallback;
+  if (a->kind == OnnxAttr::kInt) return static_cast<double>(a->i);
+  if (a->kind != OnnxAttr::kFloat) fail_attr(name, "must be a float");
+  return a->f;
+}
+
+std::string ImportContext::attr_string(const std::string& name, const std::string& fallback) const {
+  const OnnxAttr* a = find_attr(*node_, name);
+  if (!a) return fallback;
+  if (a->kind != OnnxAttr::kString) fail_attr(name, "must be a string");
+  return a->s;
+}
+
+std::vector<int64_t> ImportContext::attr_ints(const std::string& name, std::vector<int64_t> fallback) const {
+  const OnnxAttr* a = find_attr(*node_, name);
+  if (!a) return fallback;
+  if (a->kind != OnnxAttr::kInts) fail_attr(name, "must be a list of ints");
+  return a->ints;
+}
+
+std::vector<double> ImportContext::attr_floats(const std::string& name, std::vector<double> fallback) const {
+  const OnnxAttr* a = find_attr(*node_, name);
+  if (!a) return fallback;
+  if (a->kind != OnnxAttr::kFloats) fail_attr(name, "must be a list of floats");
+  return a->floats;
+}
+
+const NDArray* ImportContext::attr_tensor(const std::string& name) const {
+  const OnnxAttr* a = find_attr(*node_, name);
+  if (!a) return nullptr;
+  if (a->kind != OnnxAttr::kTensor) fail_attr(name, "must be a tensor");
+  return &a->tensor;
+}
+
+std::vector<Value> ImportContext::call(const std::string& op, std::vector<Value> args, const ir::Attrs& attrs) {
+  const ir::OpDef* def = ir::OpRegistry::global().find(op);
+  KILN_ICHECK(def != nullptr) << "the ONNX importer maps to unregistered op '" << op << "'";
+  ir::NodePtr node;
+  try {
+    node = ir::make_call(*def, args, attrs, node_ ? node_->name : "");
+  } catch (const UserError& e) {
+    throw UserError(e.kind(), node_subject(), e.reason() + " [as " + op + "]", e.hint());
+  }
+  std::vector<Value> outs;
+  bool all_constant = true;
+  for (const Value& a : args) all_constant = all_constant && a.node->kind() == ir::NodeKind::kConstant;
+  if (!all_constant || !def->reference) {
+    for (int i = 0; i < node->num_outputs(); ++i) outs.push_back(node->output(i));
+    return outs;
+  }
+  std::vector<NDArray> arrays;
+  for (const Value& a : args) arrays.push_back(a.node->as_constant().data());
+  std::vector<NDArray> folded = ref::evaluate_call(node->as_call(), arrays);
+  const std::string base = node_ && !node_->outputs.empty() && !node_->outputs[0].empty() ? node_->outputs[0] : op;
+  for (auto& f : folded) outs.push_back(constant(std::move(f), base));
+  return outs;
+}
+
+Value ImportContext::constant(NDArray data, const std::string& name_hint) {
+  return ir::make_constant(unique_name(name_hint), std::move(data))->output();
+}
+
+std::string ImportContext::unique_name(const std::string& base) {
+  std::string name = base.empty() ? "const" : base;
+  for (int k = 1; used_names_.count(name); ++k) name = base + "." + std::to_string(k);
+  used_names_.insert(name);
+  return name;
+}
+
+void ImportContext::fail_attr(const std::string& attr, const std::string& reason, const std::string& hint) const {
+  throw UserError(UserErrorKind::kUnsupported, node_subject(), "attribute '" + attr + "' " + reason, hint);
+}
+
+void ImportContext::fail_unsupported(const std::string& reason, const std::string& hint) const {
+  throw UserError(UserErrorKind::kUnsupported, node_subject(), reason, hint);
+}
+
+void ImportContext::fail_invalid(const std::string& reason, const std::string& hint) const {
+  throw UserError(UserErrorKind::kInvalidArgument, node_subject(), reason, hint);
+}
+
+int64_t ImportContext::normalize_axis(int64_t axis, int64_t rank, const std::string& what) const {
+  if (axis < -rank || axis >= rank) {
+    fail_invalid(what + " " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+  }
+  return axis < 0 ? axis + rank : axis;
+}
+
+}  // namespace kiln::frontend::onnx_import

@@ -1,0 +1,442 @@
+// Reading ONNX protobuf: the model file, its opset, tensors (raw, typed fields, external data),
+// graph inputs with their shapes, and the walk over the nodes that hands each one to its
+// converter (onnx_ops_*.cc). The only file of the importer that includes protobuf/onnx headers.
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "kiln/frontend/onnx.h"
+#include "kiln/ir/verifier.h"
+#include "kiln/support/error.h"
+#include "kiln/support/logging.h"
+#include "onnx_node.h"
+
+namespace kiln::frontend {
+namespace {
+
+using ir::DType;
+using ir::NDArray;
+using onnx_import::ImportContext;
+using onnx_import::OnnxAttr;
+using onnx_import::OnnxNode;
+
+std::string read_file(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    throw UserError(UserErrorKind::kNotFound, path, "no such file", "check the path");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UserError(UserErrorKind::kIO, path, "cannot open the file for reading");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+const char* onnx_type_name(int t) {
+  switch (t) {
+    case 1: return "FLOAT"; case 2: return "UINT8"; case 3: return "INT8"; case 4: return "UINT16";
+    case 5: return "INT16"; case 6: return "INT32"; case 7: return "INT64"; case 8: return "STRING";
+    case 9: return "BOOL"; case 10: return "FLOAT16"; case 11: return "DOUBLE"; case 12: return "UINT32";
+    case 13: return "UINT64"; case 14: return "COMPLEX64"; case 15: return "COMPLEX128"; case 16: return "BFLOAT16";
+    case 17: return "FLOAT8E4M3FN"; case 18: return "FLOAT8E4M3FNUZ"; case 19: return "FLOAT8E5M2";
+    case 20: return "FLOAT8E5M2FNUZ"; case 21: return "UINT4"; case 22: return "INT4"; case 23: return "FLOAT4E2M1";
+    default: return "UNDEFINED";
+  }
+}
+
+bool dtype_from_onnx(int t, DType* out) {
+  switch (t) {
+    case 1: *out = DType::kF32; return true;
+    case 2: *out = DType::kU8; return true;
+    case 3: *out = DType::kI8; return true;
+    case 5: *out = DType::kI16; return true;
+    case 6: *out = DType::kI32; return true;
+    case 7: *out = DType::kI64; return true;
+    case 9: *out = DType::kBool; return true;
+    case 10: *out = DType::kF16; return true;
+    case 11: *out = DType::kF64; return true;
+    case 16: *out = DType::kBF16; return true;
+    default: return false;
+  }
+}
+
+DType require_dtype(int t, const std::string& subject) {
+  DType d;
+  if (!dtype_from_onnx(t, &d)) {
+    throw UserError(UserErrorKind::kUnsupported, subject, std::string("element type ") + onnx_type_name(t) + " is not supported",
+                    "Kiln supports FLOAT, DOUBLE, FLOAT16, BFLOAT16, INT8, UINT8, INT16, INT32, INT64 and BOOL");
+  }
+  return d;
+}
+
+// Converts a TensorProto; `model_dir` resolves external data.
+NDArray tensor_to_ndarray(const onnx::TensorProto& t, const std::string& model_dir, const std::string& subject) {
+  DType dtype = require_dtype(t.data_type(), subject);
+  ir::Shape shape(t.dims().begin(), t.dims().end());
+  int64_t count = 1;
+  for (int64_t d : shape) {
+    if (d < 0) throw UserError(UserErrorKind::kParse, subject, "has a negative dimension");
+    if (d > 0 && count > (int64_t{1} << 40) / d) {
+      throw UserError(UserErrorKind::kParse, subject, "has an implausibly large shape " + ir::shape_to_string(shape),
+                      "the file is corrupt");
+    }
+    count *= d;
+  }
+  NDArray a = NDArray::empty(dtype, shape);
+  const size_t nbytes = a.nbytes();
+  const int64_t n = a.numel();
+  auto size_error = [&](const std::string& where, size_t have) {
+    throw UserError(UserErrorKind::kParse, subject,
+                    where + " holds " + std::to_string(have) + " bytes/values, its type " + a.type().to_string() +
+                        " needs " + std::to_string(nbytes) + " bytes (" + std::to_string(n) + " values)",
+                    "the file is truncated or corrupt");
+  };
+  if (t.data_location() == onnx::TensorProto::EXTERNAL) {
+    std::string location;
+    int64_t offset = 0, length = -1;
+    for (const auto& kv : t.external_data()) {
+      try {
+        if (kv.key() == "location") location = kv.value();
+        if (kv.key() == "offset") offset = std::stoll(kv.value());
+        if (kv.key() == "length") length = std::stoll(kv.value());
+      } catch (const std::exception&) {
+        throw UserError(UserErrorKind::kParse, subject, "external data " + kv.key() + " '" + kv.value() + "' is not a number");
+      }
+    }
+    if (offset < 0) throw UserError(UserErrorKind::kParse, subject, "external data offset is negative");
+    if (location.empty()) throw UserError(UserErrorKind::kParse, subject, "external data without a location");
+    std::filesystem::path file = std::filesystem::path(model_dir) / location;
+    std::ifstream in(file, std::ios::binary);
+    if (!in) {
+      throw UserError(UserErrorKind::kNotFound, subject, "external data file '" + file.string() + "' cannot be opened",
+                      "keep the weights file next to the model");
+    }
+    if (length >= 0 && static_cast<size_t>(length) != nbytes) size_error("external data length", length);
+    in.seekg(offset);
+    in.read(static_cast<char*>(a.mutable_raw_data()), static_cast<std::streamsize>(nbytes));
+    if (static_cast<size_t>(in.gcount()) != nbytes) size_error("external data file '" + file.string() + "'", in.gcount());
+    return a;
+  }
+  if (t.has_raw_data()) {
+    if (t.raw_data().size() != nbytes) size_error("raw_data", t.raw_data().size());
+    std::memcpy(a.mutable_raw_data(), t.raw_data().data(), nbytes);  // ONNX raw data is little-endian
+    return a;
+  }
+  auto check = [&](int have) {
+    if (have != n) size_error("the typed data field", have);
+  };
+  switch (dtype) {
+    case DType::kF32:
+      check(t.float_data_size());
+      std::copy(t.float_data().begin(), t.float_data().end(), a.mutable_data<float>().begin());
+      break;
+    case DType::kF64:
+      check(t.double_data_size());
+      std::copy(t.double_data().begin(), t.double_data().end(), a.mutable_data<double>().begin());
+      break;
+    case DType::kI64:
+      check(t.int64_data_size());
+      std::copy(t.int64_data().begin(), t.int64_data().end(), a.mutable_data<int64_t>().begin());
+      break;
+    case DType::kF16:
+    case DType::kBF16:
+      check(t.int32_data_size());
+      for (int64_t i = 0; i < n; ++i) a.mutable_data<uint16_t>()[i] = static_cast<uint16_t>(t.int32_data(i));
+      break;
+    default:  // i32, i16, i8, u8, bool travel in int32_data
+      check(t.int32_data_size());
+      for (int64_t i = 0; i < n; ++i) a.set_from_double(i, t.int32_data(i));
+      break;
+  }
+  return a;
+}
+
+OnnxNode decode_node(const onnx::NodeProto& p, const std::string& model_dir, int index) {
+  OnnxNode node;
+  node.op_type = p.op_type();
+  node.name = p.name().empty() ? p.op_type() + "_" + std::to_string(index) : p.name();
+  node.inputs.assign(p.input().begin(), p.input().end());
+  node.outputs.assign(p.output().begin(), p.output().end());
+  for (const auto& a : p.attribute()) {
+    OnnxAttr attr;
+    switch (a.type()) {
+      case onnx::AttributeProto::INT: attr.kind = OnnxAttr::kInt; attr.i = a.i(); break;
+      case onnx::AttributeProto::FLOAT: attr.kind = OnnxAttr::kFloat; attr.f = a.f(); break;
+      case onnx::AttributeProto::STRING: attr.kind = OnnxAttr::kString; attr.s = a.s(); break;
+      case onnx::AttributeProto::INTS: attr.kind = OnnxAttr::kInts; attr.ints.assign(a.ints().begin(), a.ints().end()); break;
+      case onnx::AttributeProto::FLOATS:
+        attr.kind = OnnxAttr::kFloats;
+        attr.floats.assign(a.floats().begin(), a.floats().end());
+        break;
+      case onnx::AttributeProto::TENSOR:
+        attr.kind = OnnxAttr::kTensor;
+        attr.tensor = tensor_to_ndarray(a.t(), model_dir, "node '" + node.name + "' (" + node.op_type + ") attribute '" + a.name() + "'");
+        break;
+      default:
+        // Older writers leave `type` unset; infer it from the field that is present.
+        if (a.type() == onnx::AttributeProto::UNDEFINED) {
+          if (a.has_f()) { attr.kind = OnnxAttr::kFloat; attr.f = a.f(); break; }
+          if (a.has_i()) { attr.kind = OnnxAttr::kInt; attr.i = a.i(); break; }
+          if (a.has_s()) { attr.kind = OnnxAttr::kString; attr.s = a.s(); break; }
+        }
+        attr.kind = OnnxAttr::kOther;  // graphs, sparse tensors, strings lists: rejected if used
+        break;
+    }
+    node.attrs[a.name()] = std::move(attr);
+  }
+  return node;
+}
+
+std::string supported_list() {
+  std::string s;
+  for (const auto& op : onnx_supported_ops()) s += (s.empty() ? "" : ", ") + op;
+  return s;
+}
+
+}  // namespace
+
+std::vector<std::string> onnx_supported_ops() {
+  std::vector<std::string> out;
+  for (const auto& [name, fn] : onnx_import::converters()) out.push_back(name);
+  return out;
+}
+
+ir::Graph import_onnx(const std::string& path, const OnnxImportOptions& options) {
+  std::string bytes = read_file(path);
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  return import_onnx_bytes(bytes, dir.empty() ? "." : dir, options, path);
+}
+
+ir::Graph import_onnx_bytes(const std::string& bytes, const std::string& model_dir, const OnnxImportOptions& options,
+                            const std::string& display_name) {
+  const std::string hint = "check that the file is a complete .onnx model (e.g. load it with onnx.load)";
+  onnx::ModelProto model;
+  if (bytes.empty()) throw UserError(UserErrorKind::kParse, display_name, "the file is empty, not an ONNX model", hint);
+  if (!model.ParseFromString(bytes)) {
+    throw UserError(UserErrorKind::kParse, display_name, "not a valid ONNX model: protobuf parsing failed (not ONNX, or truncated)", hint);
+  }
+  if (model.ir_version() <= 0 || !model.has_graph() || model.opset_import_size() == 0) {
+    throw UserError(UserErrorKind::kParse, display_name,
+                    "not an ONNX model: it lacks an IR version, a graph or an opset import", hint);
+  }
+  int opset = -1;
+  for (const auto& imp : model.opset_import()) {
+    if (imp.domain().empty() || imp.domain() == "ai.onnx") opset = static_cast<int>(imp.version());
+  }
+  if (opset < kOnnxMinOpset || opset > kOnnxMaxOpset) {
+    throw UserError(UserErrorKind::kUnsupported, display_name,
+                    opset < 0 ? "imports no ai.onnx opset"
+                              : "uses ai.onnx opset " + std::to_string(opset) + ", outside the supported range " +
+                                    std::to_string(kOnnxMinOpset) + ".." + std::to_string(kOnnxMaxOpset),
+                    "convert the model with onnx.version_converter to an opset in that range");
+  }
+  const onnx::GraphProto& g = model.graph();
+  ImportContext ctx(opset, display_name);
+
+  // Initializers (weights): constants, each converted once.
+  std::set<std::string> initializer_names;
+  for (int i = 0; i < g.initializer_size(); ++i) {
+    onnx::TensorProto* t = model.mutable_graph()->mutable_initializer(i);
+    NDArray data = tensor_to_ndarray(*t, model_dir, display_name + ": initializer '" + t->name() + "'");
+    ctx.define(t->name(), ctx.constant(std::move(data), t->name()));
+    initializer_names.insert(t->name());
+    // The NDArray now holds the only copy Kiln keeps; drop protobuf's to halve peak memory.
+    t->clear_raw_data();
+    t->clear_float_data();
+  }
+
+  // Graph inputs that are not initializers.
+  std::vector<ir::NodePtr> inputs;
+  std::set<std::string> input_names;
+  for (const auto& vi : g.input()) {
+    if (initializer_names.count(vi.name())) continue;
+    const std::string subject = display_name + ": input '" + vi.name() + "'";
+    input_names.insert(vi.name());
+    if (!vi.type().has_tensor_type()) throw UserError(UserErrorKind::kUnsupported, subject, "is not a tensor");
+    const auto& tt = vi.type().tensor_type();
+    DType dtype = require_dtype(tt.elem_type(), subject);
+    auto bound = options.constant_inputs.find(vi.name());
+    if (bound != options.constant_inputs.end()) {
+      if (bound->second.dtype() != dtype) {
+        throw UserError(UserErrorKind::kInvalidArgument, subject,
+                        std::string("is ") + ir::dtype_name(dtype) + ", the value bound to it is " + bound->second.type().to_string());
+      }
+      ctx.define(vi.name(), ctx.constant(bound->second, vi.name()));
+      continue;
+    }
+    auto fixed = options.input_shapes.find(vi.name());
+    ir::Shape shape;
+    if (fixed != options.input_shapes.end()) {
+      shape = fixed->second;
+      if (tt.has_shape()) {
+        bool fits = tt.shape().dim_size() == static_cast<int>(shape.size());
+        for (int i = 0; fits && i < tt.shape().dim_size(); ++i) {
+          const auto& d = tt.shape().dim(i);
+          if (d.has_dim_value() && d.dim_value() != shape[i]) fits = false;
+        }
+        if (!fits) {
+          std::string model_shape = "[";
+          for (int i = 0; i < tt.shape().dim_size(); ++i) {
+            const auto& d = tt.shape().dim(i);
+            model_shape += (i ? ", " : "") + (d.has_dim_value() ? std::to_string(d.dim_value()) : d.dim_param().empty() ? "?" : d.dim_param());
+          }
+          model_shape += "]";
+          throw UserError(UserErrorKind::kInvalidArgument, "--input-shape " + vi.name(),
+                          "shape " + ir::shape_to_string(shape) + " does not fit the model's input shape " + model_shape,
+                          "give the same rank and the dimensions the model fixes");
+        }
+      }
+    } else {
+      if (!tt.has_shape()) {
+        throw UserError(UserErrorKind::kInvalidArgument, subject, "has an unknown rank and shape",
+                        "fix it with --input-shape " + vi.name() + ":D0,D1,...");
+      }
+      for (int i = 0; i < tt.shape().dim_size(); ++i) {
+        const auto& d = tt.shape().dim(i);
+        if (!d.has_dim_value() || d.dim_value() < 0) {
+          throw UserError(UserErrorKind::kInvalidArgument, subject,
+                          "dimension " + std::to_string(i) + (d.dim_param().empty() ? "" : " ('" + d.dim_param() + "')") +
+                              " is unknown; Kiln compiles static shapes",
+                          "fix it with --input-shape " + vi.name() + ":D0,D1,...");
+        }
+        shape.push_back(d.dim_value());
+      }
+    }
+    ctx.unique_name(vi.name());
+    ir::NodePtr node = ir::make_input(vi.name(), {dtype, shape});
+    inputs.push_back(node);
+    ctx.define(vi.name(), node->output());
+  }
+  for (const auto& [name, array] : options.constant_inputs) {
+    if (!input_names.count(name)) {
+      throw UserError(UserErrorKind::kNotFound, "constant input '" + name + "'", "the model has no input of that name");
+    }
+  }
+  for (const auto& [name, shape] : options.input_shapes) {
+    if (!input_names.count(name)) {
+      std::string names;
+      for (const auto& n : input_names) names += (names.empty() ? "" : ", ") + n;
+      throw UserError(UserErrorKind::kNotFound, "--input-shape " + name, "the model has no input of that name",
+                      "its inputs: " + names);
+    }
+  }
+
+  // Nodes, in the file's (topological) order.
+  const auto& table = onnx_import::converters();
+  for (int i = 0; i < g.node_size(); ++i) {
+    const auto& p = g.node(i);
+    OnnxNode node = decode_node(p, model_dir, i);
+    ctx.begin_node(&node);
+    if (!(p.domain().empty() || p.domain() == "ai.onnx")) {
+      throw UserError(UserErrorKind::kUnsupported, ctx.node_subject(),
+                      "operator domain '" + p.domain() + "' is not supported (only ai.onnx)", "supported operators: " + supported_list());
+    }
+    auto it = table.find(node.op_type);
+    if (it == table.end()) {
+      throw UserError(UserErrorKind::kUnsupported, ctx.node_subject(),
+                      "operator " + node.op_type + " (opset " + std::to_string(opset) + ") is not supported",
+                      "supported operators: " + supported_list());
+    }
+    for (const auto& [name, attr] : node.attrs) {
+      if (attr.kind == OnnxAttr::kOther) {
+        ctx.fail_attr(name, "has a kind Kiln does not read (graph, sparse tensor or list of strings/tensors)");
+      }
+    }
+    std::vector<ir::Value> outs = it->second(ctx);
+    KILN_ICHECK(outs.size() <= node.outputs.size()) << node.op_type << " converter gave " << outs.size() << " outputs";
+    for (size_t k = 0; k < node.outputs.size(); ++k) {
+      if (node.outputs[k].empty()) continue;
+      if (k >= outs.size() || !outs[k].defined()) {
+        ctx.fail_unsupported("output " + std::to_string(k) + " ('" + node.outputs[k] + "') is not supported");
+      }
+      ctx.define(node.outputs[k], outs[k]);
+    }
+  }
+  ctx.begin_node(nullptr);
+
+  std::vector<ir::Value> outputs;
+  std::vector<std::string> output_names;
+  for (const auto& vi : g.output()) {
+    outputs.push_back(ctx.value(vi.name()));
+    output_names.push_back(vi.name());
+    DType declared;
+    if (vi.type().has_tensor_type() && dtype_from_onnx(vi.type().tensor_type().elem_type(), &declared) &&
+        declared != outputs.back().type().dtype) {
+      throw UserError(UserErrorKind::kInvalidArgument, display_name + ": output '" + vi.name() + "'",
+                      std::string("is declared ") + ir::dtype_name(declared) + " but computes " +
+                          outputs.back().type().to_string());
+    }
+  }
+  if (outputs.empty()) throw UserError(UserErrorKind::kParse, display_name, "the graph has no outputs");
+  ir::Graph graph(std::move(inputs), std::move(outputs), std::move(output_names));
+  ir::verify_graph_in_debug(graph, "ONNX import of " + display_name);
+  KILN_LOG(frontend, kInfo) << display_name << ": imported " << graph.num_calls() << " calls (opset " << opset << ")";
+  return graph;
+}
+
+std::vector<std::string> onnx_op_types(const std::string& path) {
+  onnx::ModelProto model;
+  if (!model.ParseFromString(read_file(path))) {
+    throw UserError(UserErrorKind::kParse, path, "not a valid ONNX model: protobuf parsing failed (not ONNX, or truncated)");
+  }
+  std::set<std::string> ops;
+  for (const auto& n : model.graph().node()) ops.insert(n.domain().empty() || n.domain() == "ai.onnx" ? n.op_type() : n.domain() + "." + n.op_type());
+  return {ops.begin(), ops.end()};
+}
+
+std::vector<std::string> onnx_input_names(const std::string& path) {
+  onnx::ModelProto model;
+  if (!model.ParseFromString(read_file(path))) {
+    throw UserError(UserErrorKind::kParse, path, "not a valid ONNX model: protobuf parsing failed (not ONNX, or truncated)");
+  }
+  std::set<std::string> initializers;
+  for (const auto& t : model.graph().initializer()) initializers.insert(t.name());
+  std::vector<std::string> names;
+  for (const auto& vi : model.graph().input()) {
+    if (!initializers.count(vi.name())) names.push_back(vi.name());
+  }
+  return names;
+}
+
+NDArray read_onnx_tensor(const std::string& path) {
+  std::string bytes = read_file(path);
+  onnx::TensorProto t;
+  if (!t.ParseFromString(bytes)) throw UserError(UserErrorKind::kParse, path, "not a serialized onnx.TensorProto");
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  return tensor_to_ndarray(t, dir.empty() ? "." : dir, path);
+}
+
+void parse_input_shape_option(const std::string& spec, std::map<std::string, ir::Shape>* out) {
+  const std::string hint = "write NAME:D0,D1,... e.g. --input-shape input:1,3,224,224";
+  auto colon = spec.rfind(':');
+  if (colon == std::string::npos || colon == 0) {
+    throw UserError(UserErrorKind::kInvalidArgument, "--input-shape " + spec, "expected NAME:D0,D1,...", hint);
+  }
+  std::string name = spec.substr(0, colon);
+  std::string dims = spec.substr(colon + 1);
+  ir::Shape shape;
+  std::stringstream ss(dims);
+  std::string item;
+  while (!dims.empty() && std::getline(ss, item, ',')) {
+    size_t used = 0;
+    long long v = -1;
+    try {
+      v = std::stoll(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != item.size() || item.empty() || v < 0) {
+      throw UserError(UserErrorKind::kInvalidArgument, "--input-shape " + spec,
+                      "dimension '" + item + "' is not a non-negative integer", hint);
+    }
+    shape.push_back(v);
+  }
+  if (out->count(name)) throw UserError(UserErrorKind::kInvalidArgument, "--input-shape " + spec, "input '" + name + "' given twice");
+  (*out)[name] = shape;
+}
+
+}  // namespace kiln::frontend

@@ -1,0 +1,165 @@
+// The real `kiln` binary: `kiln ir` prints the text form (which parses back to the imported graph),
+// `kiln run --executor reference` writes .npy outputs that match the expected values, and bad
+// invocations exit non-zero with an `error:` line naming the problem.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sys/wait.h>
+
+#include "frontend/onnx_case_runner.h"
+#include "kiln/frontend/onnx.h"
+#include "kiln/ir/npy.h"
+#include "kiln/ir/text.h"
+
+namespace kiln {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kCases = fs::path(KILN_BINARY_DIR) / "onnx_cases";
+
+class KilnCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!fs::exists(kCases / "cases") || !fs::exists(kCases / "bad")) {
+      GTEST_SKIP() << "no generated models in " << kCases << ": tests/frontend/make_onnx_cases.py (CTest fixture "
+                   << "frontend.make_onnx_cases) failed or did not run; it needs /usr/bin/python3 with numpy, onnx and torch";
+    }
+  }
+};
+
+struct RunResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr
+};
+
+RunResult run_kiln(const std::string& args) {
+  std::string cmd = std::string(KILN_CLI_PATH) + " " + args + " 2>&1";
+  RunResult r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
+  int status = pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string model(const std::string& name) { return (kCases / "cases" / name / "model.onnx").string(); }
+
+fs::path temp_dir(const std::string& name) {
+  fs::path d = fs::path(KILN_BINARY_DIR) / "e2e_cli_tmp" / name;
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+TEST_F(KilnCli, IrPrintsTextThatParsesBack) {
+  RunResult r = run_kiln("ir " + model("conv_groups_bias"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("= conv2d(%x, %w, %bias, dilations=[1, 1], groups=2, pads=[1, 1, 1, 1], strides=[2, 2]) : f32[1, 6, 5, 5]"),
+            std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("%w = constant @w {checksum = 0x"), std::string::npos) << r.output;
+  // Text + side table (the imported graph's constants) parse back to the same graph.
+  ir::Graph g = frontend::import_onnx(model("conv_groups_bias"));
+  ir::GraphText printed = ir::print_graph(g);
+  EXPECT_EQ(printed.text, r.output);
+  std::string why;
+  EXPECT_TRUE(ir::structurally_equal(g, ir::parse_graph(r.output, printed.side_table), &why)) << why;
+}
+
+TEST_F(KilnCli, IrWithInputShape) {
+  RunResult bad = run_kiln("ir " + model("dynamic_batch"));
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("error:"), std::string::npos) << bad.output;
+  EXPECT_NE(bad.output.find("--input-shape x:"), std::string::npos) << bad.output;
+  RunResult good = run_kiln("ir " + model("dynamic_batch") + " --input-shape x:5,3,4");
+  ASSERT_EQ(good.exit_code, 0) << good.output;
+  EXPECT_NE(good.output.find("graph(%x: f32[5, 3, 4])"), std::string::npos) << good.output;
+  RunResult misfit = run_kiln("ir " + model("dynamic_batch") + " --input-shape x:5,3");
+  EXPECT_EQ(misfit.exit_code, 2);
+  EXPECT_NE(misfit.output.find("does not fit"), std::string::npos) << misfit.output;
+}
+
+TEST_F(KilnCli, IrRejectsBadFiles) {
+  for (const char* name : {"not_onnx", "truncated", "unsupported_op", "opset_too_old"}) {
+    RunResult r = run_kiln("ir " + (kCases / "bad" / (std::string(name) + ".onnx")).string());
+    EXPECT_EQ(r.exit_code, 2) << name << ": " << r.output;
+    EXPECT_EQ(r.output.rfind("error: ", 0), 0u) << name << ": " << r.output;
+  }
+}
+
+// Runs a case with `kiln run` (inputs converted to .npy) and compares the written outputs.
+void check_run_case(const std::string& name, bool use_output_dir) {
+  const fs::path dir = kCases / "cases" / name;
+  const fs::path tmp = temp_dir(name);
+  auto names = frontend::onnx_input_names(model(name));
+  std::string args = "run " + model(name) + " --executor reference";
+  auto in_files = testing::numbered_files(dir / "test_data_set_0", "input");
+  ASSERT_EQ(in_files.size(), names.size());
+  for (size_t k = 0; k < names.size(); ++k) {
+    fs::path f = tmp / ("in" + std::to_string(k) + ".npy");
+    ir::write_npy(f.string(), frontend::read_onnx_tensor(in_files[k]));
+    args += " --input " + names[k] + "=" + f.string();
+  }
+  auto out_files = testing::numbered_files(dir / "test_data_set_0", "output");
+  ir::Graph g = frontend::import_onnx(model(name));
+  std::vector<std::string> written;
+  if (use_output_dir) {
+    args += " --output-dir " + (tmp / "out").string();
+    for (const auto& n : g.output_names()) written.push_back((tmp / "out" / (n + ".npy")).string());
+  } else {
+    for (size_t k = 0; k < out_files.size(); ++k) {
+      written.push_back((tmp / ("out" + std::to_string(k) + ".npy")).string());
+      args += " --output " + written.back();
+    }
+  }
+  RunResult r = run_kiln(args);
+  ASSERT_EQ(r.exit_code, 0) << args << "\n" << r.output;
+  ASSERT_EQ(written.size(), out_files.size());
+  for (size_t k = 0; k < out_files.size(); ++k) {
+    std::string why;
+    EXPECT_TRUE(testing::arrays_close(ir::read_npy(written[k]), frontend::read_onnx_tensor(out_files[k]), 1e-4, 1e-5, &why))
+        << name << " output " << k << ": " << why;
+  }
+}
+
+TEST_F(KilnCli, RunWritesOutputs) { check_run_case("conv_groups_bias", false); }
+TEST_F(KilnCli, RunWritesOutputDir) { check_run_case("split_opset13_input", true); }
+TEST_F(KilnCli, RunWithIntegerInputs) { check_run_case("gather_embedding", false); }
+
+TEST_F(KilnCli, RunRejectsBadInvocations) {
+  const fs::path tmp = temp_dir("bad_run");
+  ir::NDArray x = ir::NDArray::empty(ir::DType::kF32, {2, 3, 4});
+  ir::write_npy((tmp / "x.npy").string(), x);
+  ir::NDArray wrong = ir::NDArray::empty(ir::DType::kI32, {2, 3, 4});
+  ir::write_npy((tmp / "wrong.npy").string(), wrong);
+  const std::string m = model("relu");
+  const std::string out = " --output " + (tmp / "y.npy").string();
+  struct Case {
+    std::string args, message;
+  } cases[] = {
+      {"run " + m + " --input x=" + (tmp / "x.npy").string(), "no output destination"},
+      {"run " + m + " --input x=" + (tmp / "x.npy").string() + " --executor llvm" + out, "unknown executor"},
+      {"run " + m + out, "no array given for it"},
+      {"run " + m + " --input z=" + (tmp / "x.npy").string() + out, "--input z"},
+      {"run " + m + " --input x=" + (tmp / "wrong.npy").string() + out, "input 'x'"},
+      {"run " + m + " --input x=" + (tmp / "missing.npy").string() + out, "missing.npy"},
+      {"run " + m + " --input x" + out, "expected NAME=FILE.npy"},
+      {"run " + m + " --input x=" + (tmp / "x.npy").string() + out + " --output " + (tmp / "y2.npy").string(),
+       "the model has 1 outputs"},
+  };
+  for (const auto& c : cases) {
+    RunResult r = run_kiln(c.args);
+    EXPECT_NE(r.exit_code, 0) << c.args;
+    EXPECT_NE(r.output.find("error:"), std::string::npos) << c.args << "\n" << r.output;
+    EXPECT_NE(r.output.find(c.message), std::string::npos) << c.args << "\n" << r.output;
+  }
+}
+
+}  // namespace
+}  // namespace kiln

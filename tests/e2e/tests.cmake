@@ -1,0 +1,11 @@
+# End-to-end tests. A fixture generates the test models once (scripts/gen_test_models.py:
+# ResNet-50, MobileNetV2, BERT-style encoder + inputs + PyTorch outputs) into ${build}/models;
+# e2e.models imports and runs them on the reference executor. e2e.cli runs the real `kiln`
+# binary on the small importer cases (fixture from tests/frontend/tests.cmake).
+include("${CMAKE_CURRENT_LIST_DIR}/../frontend/fixture_gtest.cmake")
+# A failed generation is reported here and makes e2e.models skip with the reason (GTEST_SKIP).
+add_test(NAME e2e.gen_test_models
+         COMMAND sh -c "/usr/bin/python3 '${PROJECT_SOURCE_DIR}/scripts/gen_test_models.py' --out '${PROJECT_BINARY_DIR}/models' || echo 'gen_test_models.py failed: e2e.models will skip'")
+set_tests_properties(e2e.gen_test_models PROPERTIES FIXTURES_SETUP test_models TIMEOUT 900)
+kiln_add_fixture_gtest(e2e.models "${CMAKE_CURRENT_LIST_DIR}/models_e2e.cc" test_models 900)
+kiln_add_fixture_gtest(e2e.cli "${CMAKE_CURRENT_LIST_DIR}/cli_e2e.cc" onnx_cases 300)

@@ -1,0 +1,12 @@
+# ONNX importer tests that need generated models. A CTest fixture builds small ONNX models
+# (onnx.helper) with numpy/PyTorch expected outputs into ${build}/onnx_cases once; the GoogleTest
+# binaries below (sources not named *_test.cc, so they are registered here, not discovered) require
+# it.
+include("${CMAKE_CURRENT_LIST_DIR}/fixture_gtest.cmake")
+
+# When the models cannot be made (no onnx/torch for /usr/bin/python3) the fixture says so and the
+# tests that need them skip with that reason instead of failing.
+add_test(NAME frontend.make_onnx_cases
+         COMMAND sh -c "/usr/bin/python3 '${PROJECT_SOURCE_DIR}/tests/frontend/make_onnx_cases.py' '${PROJECT_BINARY_DIR}/onnx_cases' || { echo 'make_onnx_cases.py failed: the tests needing its models will skip'; rm -rf '${PROJECT_BINARY_DIR}/onnx_cases'; }")
+set_tests_properties(frontend.make_onnx_cases PROPERTIES FIXTURES_SETUP onnx_cases TIMEOUT 300)
+kiln_add_fixture_gtest(frontend.onnx_import_cases "${CMAKE_CURRENT_LIST_DIR}/onnx_import_cases.cc" onnx_cases 300)

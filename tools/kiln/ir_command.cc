@@ -1,0 +1,36 @@
+// `kiln ir MODEL.onnx [--input-shape NAME:D0,D1,...]...`: imports an ONNX model and prints its graph
+// IR in the text form (docs/ir.md). Large constants print as references with a checksum.
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "command.h"
+#include "kiln/frontend/onnx.h"
+#include "kiln/ir/text.h"
+
+namespace kiln::cli {
+
+void register_ir(CLI::App& app, CommandContext& ctx) {
+  auto* cmd = app.add_subcommand("ir", "Import a model and print its graph IR in the text form");
+  struct Options {
+    std::string model;
+    std::vector<std::string> input_shapes;
+    int64_t inline_limit = 16;
+  };
+  auto opts = std::make_shared<Options>();
+  cmd->add_option("model", opts->model, "ONNX model file")->required();
+  cmd->add_option("--input-shape", opts->input_shapes, "Fix an input's shape: NAME:D0,D1,... (repeatable)");
+  cmd->add_option("--inline-limit", opts->inline_limit, "Print constants with at most this many elements inline (16)");
+  cmd->callback([opts, &ctx] {
+    frontend::OnnxImportOptions options;
+    for (const auto& spec : opts->input_shapes) frontend::parse_input_shape_option(spec, &options.input_shapes);
+    ir::Graph graph = frontend::import_onnx(opts->model, options);
+    ir::PrintOptions print;
+    print.inline_constant_limit = opts->inline_limit;
+    std::fputs(ir::graph_to_text(graph, print).c_str(), stdout);
+    ctx.exit_code = 0;
+  });
+}
+
+}  // namespace kiln::cli

@@ -1,0 +1,108 @@
+// `kiln run MODEL.onnx --executor reference --input NAME=FILE.npy ... (--output FILE.npy ... | --output-dir DIR)`:
+// imports a model, runs it on the chosen executor and writes each graph output as a .npy file
+// (one --output per graph output, in order; or DIR/<output name>.npy).
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "command.h"
+#include "kiln/frontend/onnx.h"
+#include "kiln/ir/npy.h"
+#include "kiln/ref/executor.h"
+#include "kiln/support/error.h"
+
+namespace kiln::cli {
+namespace {
+
+// A graph output name made safe as a file name.
+std::string file_name_for(const std::string& output_name) {
+  std::string out;
+  for (char c : output_name) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.') ? c : '_';
+  if (out.empty() || out[0] == '.') out = "_" + out;
+  return out + ".npy";
+}
+
+}  // namespace
+
+void register_run(CLI::App& app, CommandContext& ctx) {
+  auto* cmd = app.add_subcommand("run", "Run a model on inputs from .npy files and write its outputs as .npy");
+  struct Options {
+    std::string model;
+    std::string executor = "reference";
+    std::vector<std::string> inputs;
+    std::vector<std::string> outputs;
+    std::string output_dir;
+    std::vector<std::string> input_shapes;
+  };
+  auto opts = std::make_shared<Options>();
+  cmd->add_option("model", opts->model, "ONNX model file")->required();
+  cmd->add_option("--executor", opts->executor, "Executor: reference (plain C++ loops, the oracle)");
+  cmd->add_option("--input", opts->inputs, "NAME=FILE.npy for each graph input (repeatable)");
+  auto* out_opt = cmd->add_option("--output", opts->outputs, "FILE.npy for each graph output, in order (repeatable)");
+  auto* dir_opt = cmd->add_option("--output-dir", opts->output_dir, "Write every output as DIR/<output name>.npy");
+  out_opt->excludes(dir_opt);
+  cmd->add_option("--input-shape", opts->input_shapes, "Fix an input's shape: NAME:D0,D1,... (repeatable)");
+  cmd->callback([opts, &ctx] {
+    if (opts->executor != "reference") {
+      throw UserError(UserErrorKind::kInvalidArgument, "--executor " + opts->executor, "unknown executor",
+                      "available: reference");
+    }
+    if (opts->outputs.empty() && opts->output_dir.empty()) {
+      throw UserError(UserErrorKind::kInvalidArgument, "kiln run", "no output destination",
+                      "pass --output FILE.npy per graph output or --output-dir DIR");
+    }
+    frontend::OnnxImportOptions options;
+    for (const auto& spec : opts->input_shapes) frontend::parse_input_shape_option(spec, &options.input_shapes);
+    std::map<std::string, ir::NDArray> inputs;
+    for (const auto& spec : opts->inputs) {
+      auto eq = spec.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
+        throw UserError(UserErrorKind::kInvalidArgument, "--input " + spec, "expected NAME=FILE.npy");
+      }
+      const std::string name = spec.substr(0, eq);
+      if (inputs.count(name)) throw UserError(UserErrorKind::kInvalidArgument, "--input " + spec, "input '" + name + "' given twice");
+      inputs[name] = ir::read_npy(spec.substr(eq + 1));
+    }
+    // Inputs given as .npy fix the shapes of dynamic inputs unless --input-shape does.
+    for (const auto& [name, array] : inputs) {
+      if (!options.input_shapes.count(name)) options.input_shapes[name] = array.shape();
+    }
+    ir::Graph graph;
+    try {
+      graph = frontend::import_onnx(opts->model, options);
+    } catch (const UserError& e) {
+      // An --input naming no model input is reported as such, not as an --input-shape problem.
+      if (e.kind() == UserErrorKind::kNotFound && e.subject().rfind("--input-shape ", 0) == 0) {
+        std::string name = e.subject().substr(14);
+        throw UserError(UserErrorKind::kNotFound, "--input " + name, e.reason(), e.hint());
+      }
+      throw;
+    }
+    if (!opts->outputs.empty() && opts->outputs.size() != graph.outputs().size()) {
+      std::string names;
+      for (const auto& n : graph.output_names()) names += (names.empty() ? "" : ", ") + n;
+      throw UserError(UserErrorKind::kInvalidArgument, "--output",
+                      "given " + std::to_string(opts->outputs.size()) + " times; the model has " +
+                          std::to_string(graph.outputs().size()) + " outputs (" + names + ")",
+                      "pass one --output per graph output, in order, or --output-dir DIR");
+    }
+    auto start = std::chrono::steady_clock::now();
+    std::vector<ir::NDArray> results = ref::run_graph(graph, inputs);
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (!opts->output_dir.empty()) std::filesystem::create_directories(opts->output_dir);
+    for (size_t i = 0; i < results.size(); ++i) {
+      std::string path = opts->outputs.empty()
+                             ? (std::filesystem::path(opts->output_dir) / file_name_for(graph.output_names()[i])).string()
+                             : opts->outputs[i];
+      ir::write_npy(path, results[i]);
+      std::printf("%s: %s -> %s\n", graph.output_names()[i].c_str(), results[i].type().to_string().c_str(), path.c_str());
+    }
+    std::printf("ran %d calls on the reference executor in %.3f s\n", graph.num_calls(), seconds);
+    ctx.exit_code = 0;
+  });
+}
+
+}  // namespace kiln::cli
