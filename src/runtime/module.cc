@@ -139,8 +139,8 @@ std::string compatibility_problem(const artifact::Metadata& meta, const std::str
   const std::vector<std::string> missing = missing_cpu_features(meta.required_features);
   if (!missing.empty()) {
     return path + ": compiled for CPU '" + meta.cpu + "' with features this CPU lacks: " +
-           join(missing) + "; recompile for this machine (kiln compile --target llvm) or for a "
-           "smaller CPU (e.g. --target \"llvm -mcpu=x86-64-v3\"), or run it on a CPU that has them";
+           join(missing) + "; recompile it for this machine (kiln compile --target llvm), or run it on "
+           "a CPU that has them";
   }
   return "";
 }

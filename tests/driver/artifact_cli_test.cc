@@ -19,8 +19,8 @@ struct Result {
   std::string output;
 };
 
-Result run_cli(const std::string& args) {
-  const std::string command = std::string(KILN_CLI_PATH) + " " + args + " 2>&1";
+Result run_cli(const std::string& args, const std::string& env = "") {
+  const std::string command = (env.empty() ? "" : "env " + env + " ") + std::string(KILN_CLI_PATH) + " " + args + " 2>&1";
   FILE* pipe = popen(command.c_str(), "r");
   std::string output;
   char buf[4096];
@@ -110,6 +110,13 @@ TEST_F(ArtifactCliTest, Errors) {
   EXPECT_EQ(r.exit_code, 2) << r.output;
   expect_contains(r.output, "truncated");
   expect_contains(r.output, "hint: 'kiln inspect");
+
+  // The runtime's CPU detection with a feature hidden (as on a smaller CPU): refused, no SIGILL.
+  const std::string hidden = codegen::host_target().is_x86_64() ? "avx" : "neon";
+  r = run_cli("run " + path("model.so") + " --input x=" + path("x.npy"), "KILN_RUNTIME_HIDE_CPU_FEATURES=" + hidden);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  expect_contains(r.output, "error: " + path("model.so") + ": compiled for CPU");
+  expect_contains(r.output, "features this CPU lacks: " + hidden);
 
   driver::ArtifactOptions options;
   options.edit_metadata = [](artifact::Metadata& m) {

@@ -121,7 +121,7 @@ TEST_F(ArtifactRejectTest, MissingCpuFeatureByMetadataEdit) {
   driver::ArtifactOptions options;
   options.edit_metadata = [&](artifact::Metadata& m) { m.required_features.push_back(absent); };
   write_test_artifact(path("feature.so"), host, options);
-  expect_refused(path("feature.so"), {"features this CPU lacks: " + absent, "recompile for this machine"});
+  expect_refused(path("feature.so"), {"features this CPU lacks: " + absent, "recompile it for this machine"});
 }
 
 TEST_F(ArtifactRejectTest, RealAvx512KernelsOnAHostWithout) {

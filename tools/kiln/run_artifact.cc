@@ -42,6 +42,14 @@ std::string info_text(const KilnTensorInfo& info) {
   return s;
 }
 
+// The runtime's message without the C function's name and the path (the error's subject).
+std::string load_message(std::string message, const std::string& path) {
+  for (const std::string prefix : {std::string("kiln_module_load: "), path + ": "}) {
+    if (message.rfind(prefix, 0) == 0) message = message.substr(prefix.size());
+  }
+  return message;
+}
+
 std::string file_name_for(const std::string& output_name) {
   std::string out;
   for (char c : output_name) {
@@ -81,7 +89,7 @@ void run_artifact(const RunArtifactOptions& o, std::ostream& out) {
   try {
     module = rt::Module::load(o.artifact);
   } catch (const rt::RuntimeError& e) {
-    throw UserError(UserErrorKind::kIncompatible, o.artifact, e.what(),
+    throw UserError(UserErrorKind::kIncompatible, o.artifact, load_message(e.what(), o.artifact),
                     "'kiln inspect " + o.artifact + "' shows what it was built for");
   }
   rt::Executor exec(module);
