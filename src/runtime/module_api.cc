@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "cpu_features.h"
 #include "executor.h"
 #include "kiln/runtime/c_api.h"
 #include "last_error.h"
@@ -131,6 +132,16 @@ extern "C" int kiln_artifact_describe(const char* path, char** out_text) {
 }
 
 extern "C" void kiln_free_text(char* text) { std::free(text); }
+
+extern "C" int kiln_runtime_cpu_features(char** out_text) {
+  return guarded_call("kiln_runtime_cpu_features", [&] {
+    deref(out_text, "out_text") = nullptr;
+    std::string text;
+    for (const auto& f : kiln::runtime::host_cpu_features()) text += (text.empty() ? "" : ",") + f;
+    *out_text = copy_text(text);
+    return 0;
+  });
+}
 
 extern "C" int kiln_executor_create(KilnModule* module, KilnExecutor** out) {
   return guarded_call("kiln_executor_create", [&] {

@@ -124,6 +124,10 @@ KILN_RUNTIME_API int kiln_module_find_output(const KilnModule* module, const cha
  * code is loaded or run. *out_text is malloc'ed; release it with kiln_free_text(). */
 KILN_RUNTIME_API int kiln_artifact_describe(const char* path, char** out_text);
 KILN_RUNTIME_API void kiln_free_text(char* text);
+/* The CPU features the loader checks artifacts against, as detected on this machine (cpuid and
+ * xgetbv on x86-64, getauxval on AArch64; LLVM's names, comma-separated, sorted), after removing
+ * any listed in $KILN_RUNTIME_HIDE_CPU_FEATURES. *out_text is released with kiln_free_text(). */
+KILN_RUNTIME_API int kiln_runtime_cpu_features(char** out_text);
 
 /* An executor owns the buffers one run needs (allocated once, reused by every run). One
  * executor is used by one thread at a time; several executors of one module may run at once. */
