@@ -5,6 +5,7 @@
 #include <elf.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <limits>
@@ -213,7 +214,10 @@ void promote_runtime_symbols() {
 LoadedModule::LoadedModule(ArtifactFile file) : file_(std::move(file)) {
   promote_runtime_symbols();
   dlerror();
-  handle_ = dlopen(file_.path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  // dlopen searches the library path for a name without '/': always give it the file's path.
+  std::error_code ec;
+  const std::string absolute = std::filesystem::absolute(file_.path, ec).string();
+  handle_ = dlopen(ec ? file_.path.c_str() : absolute.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle_ == nullptr) {
     const char* err = dlerror();
     throw FormatError(file_.path + ": the dynamic loader refused the artifact: " +

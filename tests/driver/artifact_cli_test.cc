@@ -19,8 +19,9 @@ struct Result {
   std::string output;
 };
 
-Result run_cli(const std::string& args, const std::string& env = "") {
-  const std::string command = (env.empty() ? "" : "env " + env + " ") + std::string(KILN_CLI_PATH) + " " + args + " 2>&1";
+Result run_cli(const std::string& args, const std::string& env = "", const std::string& cwd = "") {
+  const std::string command = (cwd.empty() ? "" : "cd '" + cwd + "' && ") + (env.empty() ? "" : "env " + env + " ") +
+                              std::string(KILN_CLI_PATH) + " " + args + " 2>&1";
   FILE* pipe = popen(command.c_str(), "r");
   std::string output;
   char buf[4096];
@@ -77,6 +78,13 @@ TEST_F(ArtifactCliTest, RepeatPrintsLatencyAndProfile) {
   expect_contains(r.output, "add_relu");
   expect_contains(r.output, "over 5 profiled run(s)");
   EXPECT_TRUE(fs::exists(path("out/y.npy")));
+}
+
+TEST_F(ArtifactCliTest, RelativePathIsTheFileNotALibrarySearch) {
+  // dlopen("model.so") would search the library path; kiln run must load ./model.so.
+  const Result r = run_cli("run model.so --input x=x.npy --output y2.npy", "", path(""));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(fs::exists(path("y2.npy")));
 }
 
 TEST_F(ArtifactCliTest, Inspect) {

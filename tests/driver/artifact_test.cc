@@ -256,3 +256,59 @@ TEST_F(ArtifactTest, LinkFailureNamesTheCommand) {
 
 }  // namespace
 }  // namespace kiln::testing
+
+namespace kiln::testing {
+namespace {
+
+namespace rt = kiln::runtime;
+namespace fs = std::filesystem;
+
+// A kernel that fails (sets the last error, returns -1): run reports which kernel and why.
+TEST(ArtifactKernelFailure, RunReportsTheKernelsMessage) {
+  const fs::path dir = fs::temp_directory_path() / ("kiln-artifact-fail-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  codegen::LLVMModule module(codegen::host_target(), "failing");
+  module.add_llvm_ir(R"(
+@msg = private unnamed_addr constant [22 x i8] c"boom: bad input value\00"
+declare void @kiln_set_last_error(ptr)
+define i32 @always_fails(ptr %args, i32 %n) {
+  call void @kiln_set_last_error(ptr @msg)
+  ret i32 -1
+}
+)", "always_fails.ll");
+  driver::ArtifactBuilder b;
+  const int32_t x = b.add_input("x", ir::DType::kF32, {4});
+  const int32_t y = b.add_output("y", ir::DType::kF32, {4});
+  b.add_kernel("always_fails", "custom", {x, y});
+  b.add_output_alias("x_again", x);  // a graph output that is the input itself
+  b.add_object(module.object_code());
+  driver::write_artifact(b, codegen::host_target(), (dir / "fails.so").string());
+  rt::Module m = rt::Module::load((dir / "fails.so").string());
+  rt::Executor e(m);
+  std::vector<float> values{1, 2, 3, 4};
+  std::vector<int64_t> shape{4};
+  DLTensor t{};
+  t.data = values.data();
+  t.device = {kDLCPU, 0};
+  t.ndim = 1;
+  t.dtype = rt::dtype_f32();
+  t.shape = shape.data();
+  e.set_input(0, t);
+  try {
+    e.run();
+    FAIL() << "run succeeded";
+  } catch (const rt::RuntimeError& err) {
+    EXPECT_NE(std::string(err.what()).find("kernel 'always_fails' (step 1 of 1) failed: boom: bad input value"),
+              std::string::npos)
+        << err.what();
+  }
+  // The aliased output reads the input's data.
+  ASSERT_EQ(m.num_outputs(), 2);
+  EXPECT_STREQ(m.output_info(1).name, "x_again");
+  const float* alias = static_cast<const float*>(e.output(1).data);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(alias[i], values[i]) << i;
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace kiln::testing

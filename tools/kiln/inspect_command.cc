@@ -20,7 +20,7 @@ void register_inspect(CLI::App& app, CommandContext& ctx) {
       std::cout << kiln::runtime::describe_artifact(*path);
     } catch (const kiln::runtime::RuntimeError& e) {
       std::string message = e.what();
-      for (const std::string prefix : {std::string("kiln_artifact_describe: "), *path + ": "}) {
+      for (const std::string& prefix : {std::string("kiln_artifact_describe: "), *path + ": "}) {
         if (message.rfind(prefix, 0) == 0) message = message.substr(prefix.size());
       }
       throw UserError(UserErrorKind::kInvalidArgument, *path, message);

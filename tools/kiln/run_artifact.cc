@@ -44,7 +44,7 @@ std::string info_text(const KilnTensorInfo& info) {
 
 // The runtime's message without the C function's name and the path (the error's subject).
 std::string load_message(std::string message, const std::string& path) {
-  for (const std::string prefix : {std::string("kiln_module_load: "), path + ": "}) {
+  for (const std::string& prefix : {std::string("kiln_module_load: "), path + ": "}) {
     if (message.rfind(prefix, 0) == 0) message = message.substr(prefix.size());
   }
   return message;
