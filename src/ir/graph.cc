@@ -55,6 +55,25 @@ const CallNode& Node::as_call() const {
   return static_cast<const CallNode&>(*this);
 }
 
+CallNode::~CallNode() {
+  // Destroying the last reference to a node would destroy its arguments recursively; a graph
+  // 100,000 calls deep would overflow the stack. Instead, arguments this node solely owns are
+  // unlinked into a worklist first, so each node is destroyed with no arguments left.
+  std::vector<NodePtr> pending;
+  for (auto& a : args_) pending.push_back(std::move(a.node));
+  args_.clear();
+  while (!pending.empty()) {
+    NodePtr node = std::move(pending.back());
+    pending.pop_back();
+    if (node && node.use_count() == 1 && node->kind() == NodeKind::kCall) {
+      // Sole owner: nobody else can observe this node any more.
+      auto& call = const_cast<CallNode&>(static_cast<const CallNode&>(*node));
+      for (auto& a : call.args_) pending.push_back(std::move(a.node));
+      call.args_.clear();
+    }
+  }
+}
+
 NodePtr make_input(std::string name, TensorType type) {
   KILN_ICHECK(!name.empty()) << "graph input without a name";
   for (int64_t d : type.shape) KILN_ICHECK(d >= 0) << "input '" << name << "' has dimension " << d;

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <new>
 
 #include "kiln/support/error.h"
@@ -11,6 +12,17 @@ namespace kiln::ir {
 namespace {
 
 constexpr size_t kAlignment = 64;
+
+// double -> integer without undefined behaviour: nan -> 0, truncation toward zero, saturation.
+template <typename I>
+I saturate(double v) {
+  if (std::isnan(v)) return 0;
+  constexpr double lo = static_cast<double>(std::numeric_limits<I>::lowest());
+  constexpr double hi_excl = static_cast<double>(std::numeric_limits<I>::max()) + 1.0;
+  if (v <= lo) return std::numeric_limits<I>::lowest();
+  if (v >= hi_excl) return std::numeric_limits<I>::max();
+  return static_cast<I>(v);
+}
 
 std::shared_ptr<void> aligned_storage(size_t nbytes) {
   const size_t padded = (nbytes + kAlignment - 1) / kAlignment * kAlignment + (nbytes == 0 ? kAlignment : 0);
@@ -78,11 +90,11 @@ void NDArray::set_from_double(int64_t i, double v) {
     case DType::kF64: reinterpret_cast<double*>(p)[i] = v; return;
     case DType::kF16: reinterpret_cast<uint16_t*>(p)[i] = f32_to_f16(static_cast<float>(v)); return;
     case DType::kBF16: reinterpret_cast<uint16_t*>(p)[i] = f32_to_bf16(static_cast<float>(v)); return;
-    case DType::kI8: reinterpret_cast<int8_t*>(p)[i] = static_cast<int8_t>(v); return;
-    case DType::kU8: p[i] = static_cast<uint8_t>(v); return;
-    case DType::kI16: reinterpret_cast<int16_t*>(p)[i] = static_cast<int16_t>(v); return;
-    case DType::kI32: reinterpret_cast<int32_t*>(p)[i] = static_cast<int32_t>(v); return;
-    case DType::kI64: reinterpret_cast<int64_t*>(p)[i] = static_cast<int64_t>(v); return;
+    case DType::kI8: reinterpret_cast<int8_t*>(p)[i] = saturate<int8_t>(v); return;
+    case DType::kU8: p[i] = saturate<uint8_t>(v); return;
+    case DType::kI16: reinterpret_cast<int16_t*>(p)[i] = saturate<int16_t>(v); return;
+    case DType::kI32: reinterpret_cast<int32_t*>(p)[i] = saturate<int32_t>(v); return;
+    case DType::kI64: reinterpret_cast<int64_t*>(p)[i] = saturate<int64_t>(v); return;
     case DType::kBool: p[i] = v != 0.0 ? 1 : 0; return;
   }
   KILN_IFAIL() << "unknown dtype";

@@ -39,7 +39,7 @@ class Parser {
         expect_punct(":");
         TensorType type = parse_type();
         NodePtr node = make_input(display(name), type);
-        define(name, {node->output(0)});
+        define(name, node->output(0));
         inputs.push_back(node);
       } while (accept_punct(","));
     }
@@ -120,8 +120,7 @@ class Parser {
                       op.text + " has " + std::to_string(node->num_outputs()) + " outputs, " +
                           std::to_string(results.size()) + " result names given");
     }
-    std::vector<Value> outs;
-    for (int i = 0; i < node->num_outputs(); ++i) define(results[i], {node->output(i)});
+    for (int i = 0; i < node->num_outputs(); ++i) define(results[i], node->output(i));
   }
 
   void parse_constant(const Token& result) {
@@ -184,7 +183,7 @@ class Parser {
         }
       }
     }
-    define(result, {make_constant(display(result), data)->output(0)});
+    define(result, make_constant(display(result), data)->output(0));
   }
 
   // ---- pieces ----
@@ -272,9 +271,9 @@ class Parser {
   // ---- symbols ----
   static std::string display(const Token& t) { return t.text[0] == '"' ? t.text.substr(1) : t.text; }
 
-  void define(const Token& name, std::vector<Value> values) {
+  void define(const Token& name, Value value) {
     if (symbols_.count(name.text)) error(name, "a new name; %" + display(name) + " is already defined");
-    symbols_[name.text] = values[0];
+    symbols_[name.text] = std::move(value);
   }
 
   Value use(const Token& name) {

@@ -1,4 +1,5 @@
 // Printer of the graph IR's text form (grammar: docs/ir.md; parser: parser.cc).
+#include <cctype>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>

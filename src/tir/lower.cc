@@ -7,14 +7,18 @@
 #include "kiln/tir/printer.h"
 #include "kiln/tir/simplify.h"
 #include "kiln/tir/transform.h"
+#include "kiln/tir/verify.h"
 #include "schedule_ops.h"
 
 namespace kiln::tir {
 namespace {
 
 void log_step(const std::string& func, const char* step, const Stmt& before, const Stmt& after) {
-  KILN_LOG(tir, kDebug) << func << ": after " << step << ":"
-                        << (before.defined() && after.same_as(before) ? " (unchanged)\n" : "\n" + to_string(after));
+  if (before.defined() && after.same_as(before)) {
+    KILN_LOG(tir, kDebug) << func << ": after " << step << ": (unchanged)";
+    return;
+  }
+  KILN_LOG(tir, kDebug) << func << ": after " << step << ":\n" << after;
 }
 
 }  // namespace
@@ -70,7 +74,9 @@ PrimFunc lower(const Schedule& sched, const std::vector<Tensor>& args, const std
   s = simplify(s);
   log_step(name, "simplify", prev, s);
   check_parallel_nesting(s);
-  return PrimFunc::make(name, buffers, s);
+  PrimFunc f = PrimFunc::make(name, buffers, s);
+  verify(f);
+  return f;
 }
 
 }  // namespace kiln::tir

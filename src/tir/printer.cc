@@ -87,7 +87,9 @@ class Printer : public IRVisitor {
     s << op->value;
     std::string text = s.str();
     if (std::isfinite(op->value) && text.find_first_of(".e") == std::string::npos) text += ".0";
-    if (op->type.dtype == DType::kF32) {
+    if (!std::isfinite(op->value)) {
+      os_ << "(" << op->type.to_string() << ")" << text;  // (f32)-inf, (f32)nan
+    } else if (op->type.dtype == DType::kF32) {
       os_ << text << "f";
     } else if (op->type.dtype == DType::kF64) {
       os_ << text;

@@ -37,6 +37,23 @@ bool reads(const Expr& body, const OperationNode* op) {
   return f.found;
 }
 
+// True when `body` reads `op` directly or through the computes it reads.
+bool reads_transitively(const Expr& body, const OperationNode* op) {
+  if (reads(body, op)) return true;
+  struct Inputs : IRVisitor {
+    std::vector<Tensor> tensors;
+    void visit(const TensorLoad* l) override {
+      tensors.push_back(Tensor(l->op));
+      IRVisitor::visit(l);
+    }
+  } in;
+  in.visit_expr(body);
+  for (const Tensor& t : in.tensors) {
+    if (t->kind == OpKind::kCompute && reads_transitively(t->body, op)) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 ForKind StageNode::kind_of(const IterVar& iv) const {
@@ -190,6 +207,13 @@ std::pair<IterVar, IterVar> Stage::split_nparts(const IterVar& parent, int64_t n
   return {outer, inner};
 }
 
+std::vector<IterVar> Stage::tile(const IterVar& x, const IterVar& y, int64_t fx, int64_t fy) {
+  auto [xo, xi] = split(x, fx);
+  auto [yo, yi] = split(y, fy);
+  reorder({xo, yo, xi, yi});
+  return {xo, yo, xi, yi};
+}
+
 IterVar Stage::fuse(const IterVar& outer, const IterVar& inner) {
   check_leaf(outer, "fuse");
   check_leaf(inner, "fuse");
@@ -254,9 +278,9 @@ Stage& Stage::compute_at(const Stage& consumer, const IterVar& axis) {
   if (node_->is_output) fail(node_, "compute_at of an output", "outputs are computed at the root");
   if (consumer.node_ == node_) fail(node_, "compute_at itself");
   consumer.check_leaf(axis, "compute_at");
-  if (!reads(consumer.node_->body, node_->op.get())) {
-    fail(node_, "compute_at: stage '" + consumer.name() + "' does not read it directly",
-         "attach a stage inside one of its direct consumers");
+  if (!reads_transitively(consumer.node_->body, node_->op.get())) {
+    fail(node_, "compute_at: stage '" + consumer.name() + "' does not read it",
+         "attach a stage inside a stage that uses it");
   }
   node_->attach = AttachKind::kAt;
   node_->attach_stage = consumer.node_;

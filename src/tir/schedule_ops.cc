@@ -233,36 +233,73 @@ class NestBuilder {
     return inner;
   }
 
-  // The region of `p` that the iterations of `consumer`'s leaves deeper than `d` read.
+  // The region of `p` that the iterations of `consumer`'s leaves deeper than `d` read: directly in
+  // the consumer's body, or in the bodies of stages attached inside that loop (over their own
+  // regions).
   std::vector<Range> infer_region(StageNode* p, StageNode* consumer, int d, const Expr& consumer_body,
                                   const std::vector<std::pair<const Variable*, Expr>>& sub,
                                   const std::map<const IterVarNode*, int64_t>& ext) {
-    struct Collect : IRVisitor {
-      const OperationNode* target;
-      std::vector<std::vector<Expr>> accesses;
-      void visit(const TensorLoad* op) override {
-        if (op->op.get() == target) accesses.push_back(op->indices);
-        IRVisitor::visit(op);
-      }
-    } c;
-    c.target = p->op.get();
-    c.visit_expr(consumer_body);
-    std::map<const Variable*, int64_t> inner;  // inner leaf var -> extent
+    std::vector<std::vector<Expr>> accesses;  // in terms of the consumer's leaves (and `extra`)
+    std::map<const Variable*, int64_t> inner;  // inner var -> extent, iterating from 0
+    for (const auto& idx : reads_of(consumer_body, p)) {
+      std::vector<Expr> a;
+      for (const Expr& i : idx) a.push_back(simplify(substitute(i, sub)));
+      accesses.push_back(a);
+    }
     for (int k = d + 1; k < static_cast<int>(consumer->leaf.size()); ++k) {
       inner[consumer->leaf[k].var().node()] = ext.at(consumer->leaf[k].get());
     }
-    VarBounds all;  // every leaf over its full range, for the fallback
+    for (const auto& ys : sched_.stages()) {
+      StageNode* y = ys.get();
+      if (y == p || y->attach != AttachKind::kAt || y->attach_stage != consumer) continue;
+      Expr ybody = inliner_.mutate(y->body);
+      if (const auto* r = ybody.as<Reduce>()) ybody = r->source;
+      const auto yreads = reads_of(ybody, p);
+      if (yreads.empty()) continue;
+      const int dy = leaf_position(consumer, y->attach_axis);
+      if (dy < d) {
+        throw UserError(UserErrorKind::kInvalidArgument, "stage '" + p->op.name() + "'",
+                        "is computed inside loop '" + consumer->leaf[d].var().name() + "' of '" + consumer->op.name() +
+                            "' but its reader '" + y->op.name() + "' is computed outside that loop",
+                        "attach '" + p->op.name() + "' at or outside the loop where '" + y->op.name() + "' is attached");
+      }
+      std::vector<Range> yregion = infer_region(y, consumer, dy, consumer_body, sub, ext);
+      std::vector<std::pair<const Variable*, Expr>> ysub;
+      for (size_t k = 0; k < y->root_axis.size(); ++k) {
+        Var fresh(y->root_axis[k].var().name());
+        inner[fresh.node()] = yregion[k].extent.as<IntImm>()->value;
+        ysub.push_back({y->root_axis[k].var().node(), yregion[k].min + fresh});
+      }
+      for (const IterVar& r : y->reduce_axis) {
+        Var fresh(r.var().name());
+        inner[fresh.node()] = r->dom.extent.as<IntImm>()->value;
+        ysub.push_back({r.var().node(), fresh});
+      }
+      for (const auto& idx : yreads) {
+        std::vector<Expr> a;
+        for (const Expr& i : idx) a.push_back(simplify(substitute(i, ysub)));
+        accesses.push_back(a);
+      }
+    }
+    if (accesses.empty()) {
+      throw UserError(UserErrorKind::kInvalidArgument, "stage '" + p->op.name() + "'",
+                      "is attached to loop '" + consumer->leaf[d].var().name() + "' of '" + consumer->op.name() +
+                          "', but neither that stage nor a stage attached to it reads it",
+                      "attach it inside a stage that reads it");
+    }
+    VarBounds all;  // every variable over its full range, for the fallback
     for (const IterVar& l : consumer->leaf) all[l.var().node()] = Interval::range(0, ext.at(l.get()) - 1);
+    for (const auto& [v, e] : inner) all[v] = Interval::range(0, e - 1);
 
     std::vector<Range> region;
     for (int dim = 0; dim < p->op.ndim(); ++dim) {
       const int64_t size = p->op.shape()[dim];
-      bool ok = !c.accesses.empty();
+      bool ok = true;
       Expr sym;
       int64_t lo = Interval::kPosInf, hi = Interval::kNegInf;
-      for (const auto& acc : c.accesses) {
+      for (const auto& acc : accesses) {
         if (!ok) break;
-        Expr e = simplify(substitute(acc[dim], sub));
+        const Expr& e = acc[dim];
         Linear l = to_linear(e);
         Linear s;
         s.type = l.type;
@@ -316,6 +353,27 @@ class NestBuilder {
       }
     }
     return region;
+  }
+
+  static std::vector<std::vector<Expr>> reads_of(const Expr& body, const StageNode* p) {
+    struct Collect : IRVisitor {
+      const OperationNode* target;
+      std::vector<std::vector<Expr>> accesses;
+      void visit(const TensorLoad* op) override {
+        if (op->op.get() == target) accesses.push_back(op->indices);
+        IRVisitor::visit(op);
+      }
+    } c;
+    c.target = p->op.get();
+    c.visit_expr(body);
+    return c.accesses;
+  }
+
+  static int leaf_position(const StageNode* st, const IterVar& iv) {
+    for (int k = 0; k < static_cast<int>(st->leaf.size()); ++k) {
+      if (st->leaf[k].same_as(iv)) return k;
+    }
+    KILN_IFAIL() << "axis " << iv.var().name() << " is not a loop of " << st->op.name();
   }
 
   const Schedule& sched_;

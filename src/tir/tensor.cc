@@ -76,7 +76,9 @@ Tensor compute(std::vector<int64_t> shape, const std::function<Expr(const std::v
   std::vector<Var> vars;
   std::vector<IterVar> axis;
   for (size_t d = 0; d < shape.size(); ++d) {
-    Var v(axis_names.empty() ? "i" + std::to_string(d) : axis_names[d]);
+    std::string axis_name = "i";
+    axis_name += std::to_string(d);
+    Var v(axis_names.empty() ? axis_name : axis_names[d]);
     vars.push_back(v);
     axis.push_back(IterVar::make(v, Range::from_extent(shape[d]), IterKind::kDataPar));
   }

@@ -14,7 +14,10 @@ int Type::bits() const { return dtype == DType::kBool ? 1 : static_cast<int>(ir:
 
 std::string Type::to_string() const {
   std::string s = ir::dtype_name(dtype);
-  if (lanes != 1) s += "x" + std::to_string(lanes);
+  if (lanes != 1) {
+    s += 'x';
+    s += std::to_string(lanes);
+  }
   return s;
 }
 

@@ -115,10 +115,10 @@ TEST(CodegenLLVM, LetIfThenElseAndUnrolledLoop) {
   // for i in 0..10: let t = i * 3 in if (t % 2 == 0) out[i] = t else { for j unrolled 4: acc } ...
   const int n = 10;
   tir::Buffer out = tir::Buffer::make("out", DType::kI64, {n});
-  Var i("i"), t("t"), j("j");
+  Var i("i"), t("t"), j("j"), u("u");
   Stmt odd = Block::make({Store::make(out, make_int(0), i),
                           For::make(j, 0, 4, ForKind::kUnrolled,
-                                    Store::make(out, Load::make(out, i) + Let::make(t, j * 10, t + 1), i))});
+                                    Store::make(out, Load::make(out, i) + Let::make(u, j * 10, u + 1), i))});
   Stmt body = LetStmt::make(t, i * 3,
                             IfThenElse::make(floormod(t, 2) == 0, Store::make(out, t, i), odd));
   PrimFunc f = PrimFunc::make("let_if", {out}, For::make(i, 0, n, ForKind::kSerial, body));
@@ -358,6 +358,91 @@ TEST(CodegenLLVM, FailedHeapAllocationIsAnErrorNotACrash) {
               std::string::npos)
         << e.what();
   }
+}
+
+}  // namespace
+}  // namespace kiln::codegen
+
+namespace kiln::codegen {
+namespace {
+
+using namespace kiln::tir;  // NOLINT
+
+TEST(CodegenLLVM, LeftoverVectorizeAndLongUnrollBecomeLoopMetadata) {
+  // A vectorized loop that lowering left as a loop (scalar body) and an unrolled loop longer than
+  // the explicit-copy limit: both stay loops with LLVM loop metadata, and compute the same.
+  const int n = 100;
+  tir::Buffer x = tir::Buffer::make("x", DType::kF32, {n});
+  tir::Buffer y = tir::Buffer::make("y", DType::kF32, {n});
+  tir::Buffer z = tir::Buffer::make("z", DType::kF32, {n});
+  Var i("i"), j("j");
+  Stmt body = Block::make({For::make(i, 0, n, ForKind::kVectorized, Store::make(y, Load::make(x, i) * 3.0f, i)),
+                           For::make(j, 0, n, ForKind::kUnrolled, Store::make(z, Load::make(x, j) + 1.0f, j))});
+  LLVMModule module(host_target());
+  module.add_prim_func(PrimFunc::make("meta", {x, y, z}, body));
+  const std::string ir = module.llvm_ir();
+  EXPECT_NE(ir.find("llvm.loop.vectorize.enable"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("llvm.loop.unroll.full"), std::string::npos) << ir;
+  JitModule jit(std::move(module));
+  testing::Buffer<float> X({n}, {kDLFloat, 32, 1}), Y({n}, {kDLFloat, 32, 1}), Z({n}, {kDLFloat, 32, 1});
+  for (int k = 0; k < n; ++k) X[k] = 0.5f * k - 7.0f;
+  jit.run("meta", {X.tensor(), Y.tensor(), Z.tensor()});
+  for (int k = 0; k < n; ++k) {
+    EXPECT_EQ(Y[k], X[k] * 3.0f) << k;
+    EXPECT_EQ(Z[k], X[k] + 1.0f) << k;
+  }
+}
+
+TEST(CodegenLLVM, Float64MathThroughLibmPerLane) {
+  // f64 vectors of 4 lanes: exp/log via LLVM intrinsics (libm per lane), tanh/erf via libm calls.
+  const int n = 64;
+  tir::Buffer x = tir::Buffer::make("x", DType::kF64, {n});
+  tir::Buffer y = tir::Buffer::make("y", DType::kF64, {n});
+  Var io("io");
+  Expr v = Load::make(x, Ramp::make(io * 4, make_int(1), 4));
+  Expr value = exp(v) + log(fabs(v) + Broadcast::make(FloatImm::make(DType::kF64, 1.0), 4)) + tanh(v) + erf(v);
+  PrimFunc f = PrimFunc::make("f64_math", {x, y},
+                              For::make(io, 0, n / 4, ForKind::kSerial, Store::make(y, value, Ramp::make(io * 4, make_int(1), 4))));
+  LLVMModule module(host_target());
+  module.add_prim_func(f);
+  JitModule jit(std::move(module));
+  testing::Buffer<double> X({n}, {kDLFloat, 64, 1}), Y({n}, {kDLFloat, 64, 1});
+  for (int k = 0; k < n; ++k) X[k] = (k - 32) * 0.173;
+  jit.run("f64_math", {X.tensor(), Y.tensor()});
+  for (int k = 0; k < n; ++k) {
+    const double xv = X[k];
+    const double expected = std::exp(xv) + std::log(std::fabs(xv) + 1.0) + std::tanh(xv) + std::erf(xv);
+    EXPECT_NEAR(Y[k], expected, 1e-14 * (1.0 + std::fabs(expected))) << k;
+  }
+}
+
+}  // namespace
+}  // namespace kiln::codegen
+
+namespace kiln::codegen {
+namespace {
+
+using namespace kiln::tir;  // NOLINT
+
+TEST(CodegenLLVM, LargeStackAllocationMovesToTheHeap) {
+  // 4 MiB of "stack" scratch per parallel iteration would overflow a worker thread's stack: the
+  // code generator puts allocations above 256 KiB on the heap.
+  ASSERT_EQ(kiln_set_num_threads(2), 0);
+  const int64_t big = int64_t{1} << 20, n = 4;
+  tir::Buffer out = tir::Buffer::make("out", DType::kF32, {n});
+  tir::Buffer scratch = tir::Buffer::make("scratch", DType::kF32, {big});
+  Var p("p"), k("k");
+  Stmt body = Allocate::make(
+      scratch, MemoryScope::kStack, 64,
+      Block::make({For::make(k, 0, big, ForKind::kSerial, Store::make(scratch, cast(DType::kF32, p + k), k)),
+                   Store::make(out, Load::make(scratch, make_int(big - 1)) + Load::make(scratch, make_int(0)), p)}));
+  LLVMModule module(host_target());
+  module.add_prim_func(PrimFunc::make("big_scratch", {out}, For::make(p, 0, n, ForKind::kParallel, body)));
+  EXPECT_NE(module.llvm_ir().find("@aligned_alloc(i64 64, i64 4194304)"), std::string::npos) << module.llvm_ir();
+  JitModule jit(std::move(module));
+  testing::Buffer<float> o({n}, {kDLFloat, 32, 1});
+  jit.run("big_scratch", {o.tensor()});
+  for (int64_t q = 0; q < n; ++q) EXPECT_EQ(o[q], static_cast<float>(q + big - 1) + static_cast<float>(q)) << q;
 }
 
 }  // namespace

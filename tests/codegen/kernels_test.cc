@@ -200,12 +200,16 @@ INSTANTIATE_TEST_SUITE_P(
         MathCase{"exp", [](Expr x) { return exp(x); }, [](double x) { return std::exp(x); }, -87, 88, 3e-7, 0},
         MathCase{"exp_denormal", [](Expr x) { return exp(x); }, [](double x) { return std::exp(x); }, -103, -87, 3e-7, 3e-45},
         MathCase{"log", [](Expr x) { return log(x); }, [](double x) { return std::log(x); }, 1e-6f, 1e6f, 3e-7, 1e-7},
+        MathCase{"log_near_one", [](Expr x) { return log(x); }, [](double x) { return std::log(x); }, 0.5f, 2.0f, 3e-7, 2e-8},
+        MathCase{"log_denormal", [](Expr x) { return log(x); }, [](double x) { return std::log(x); }, 1e-44f, 1e-37f, 3e-7, 0},
         MathCase{"sqrt", [](Expr x) { return sqrt(x); }, [](double x) { return std::sqrt(x); }, 0, 1e4f, 1.2e-7, 0},
         MathCase{"rsqrt", [](Expr x) { return rsqrt(x); }, rsqrt_ref, 1e-3f, 1e4f, 2.5e-7, 0},
         MathCase{"tanh", [](Expr x) { return tanh(x); }, [](double x) { return std::tanh(x); }, -10, 10, 2.5e-7, 1e-9},
         MathCase{"tanh_small", [](Expr x) { return tanh(x); }, [](double x) { return std::tanh(x); }, -0.7f, 0.7f, 2.5e-7, 1e-12},
         MathCase{"tanh_large", [](Expr x) { return tanh(x); }, [](double x) { return std::tanh(x); }, -60, 60, 2.5e-7, 0},
-        MathCase{"erf", [](Expr x) { return erf(x); }, [](double x) { return std::erf(x); }, -4, 4, 2.5e-7, 1e-9},
+        MathCase{"erf", [](Expr x) { return erf(x); }, [](double x) { return std::erf(x); }, -4, 4, 4e-7, 1e-12},
+        MathCase{"erf_small", [](Expr x) { return erf(x); }, [](double x) { return std::erf(x); }, -0.01f, 0.01f, 4e-7, 1e-30},
+        MathCase{"erf_saturated", [](Expr x) { return erf(x); }, [](double x) { return std::erf(x); }, -50, 50, 4e-7, 0},
         MathCase{"sigmoid", [](Expr x) { return sigmoid(x); }, sigmoid_ref, -30, 30, 5e-7, 1e-12},
         MathCase{"pow", [](Expr x) { return pow(x, Expr(1.7f)); }, [](double x) { return std::pow(x, double(1.7f)); }, 0, 50, 3e-7, 0},
         MathCase{"fabs", [](Expr x) { return fabs(x); }, [](double x) { return std::fabs(x); }, -5, 5, 0, 0},
@@ -236,6 +240,27 @@ TEST(Kernels, TanhSpecialValues) {
   EXPECT_EQ(y[5], 1e-30f);
   EXPECT_NEAR(y[6], std::tanh(0.625f), 2.5e-7 * std::tanh(0.625f));
   EXPECT_EQ(y[7], -y[6]);
+}
+
+TEST(Kernels, LogSpecialValues) {
+  const int64_t n = 8;
+  PrimFunc f = testing::elementwise("log_special", n, host_lanes() > n ? n : host_lanes(), 1,
+                                    [](const std::vector<Expr>& in) { return log(in[0]); });
+  JitModule jit = jit_one(f);
+  Buffer<float> x({n}, f32_type()), y({n}, f32_type());
+  const float inf = std::numeric_limits<float>::infinity();
+  const float in[n] = {1.0f, 0.0f, -0.0f, -1.0f, inf, std::numeric_limits<float>::quiet_NaN(),
+                       std::numeric_limits<float>::max(), std::numeric_limits<float>::denorm_min()};
+  for (int i = 0; i < n; ++i) x[i] = in[i];
+  jit.run("log_special", {x.tensor(), y.tensor()});
+  EXPECT_EQ(y[0], 0.0f);
+  EXPECT_EQ(y[1], -inf);
+  EXPECT_EQ(y[2], -inf);
+  EXPECT_TRUE(std::isnan(y[3]));
+  EXPECT_EQ(y[4], inf);
+  EXPECT_TRUE(std::isnan(y[5]));
+  EXPECT_NEAR(y[6], std::log(std::numeric_limits<float>::max()), 3e-7 * 88.8);
+  EXPECT_NEAR(y[7], std::log(std::numeric_limits<float>::denorm_min()), 3e-7 * 103.3);
 }
 
 TEST(Kernels, ExpSpecialValues) {

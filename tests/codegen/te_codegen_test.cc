@@ -161,6 +161,33 @@ TEST(TeCodegen, MathIntrinsicsMatchTheInterpreter) {
   }
 }
 
+TEST(TeCodegen, SoftmaxWithStagesAttachedPerRowInParallel) {
+  // Max, exp, sum and the division computed per row inside a parallel row loop: stack buffers in
+  // the outlined parallel body, the vector exp, a vectorized division with a tail (1000 % 8).
+  ASSERT_EQ(kiln_set_num_threads(2), 0);
+  for (int64_t cols : {13, 1000}) {
+    const int64_t rows = 7;
+    Tensor x = placeholder({rows, cols}, DType::kF32, "X");
+    IterVar k1 = reduce_axis(cols, "k1"), k2 = reduce_axis(cols, "k2");
+    Tensor mx = compute({rows}, [&](const std::vector<Var>& i) { return max_reduce(x(i[0], k1), {k1}); }, "Max", {"i"});
+    Tensor e = compute({rows, cols}, [&](const std::vector<Var>& i) { return exp(x(i[0], i[1]) - mx(i[0])); }, "E",
+                       {"i", "j"});
+    Tensor sm = compute({rows}, [&](const std::vector<Var>& i) { return sum(e(i[0], k2), {k2}); }, "Sum", {"i"});
+    Tensor out = compute({rows, cols}, [&](const std::vector<Var>& i) { return e(i[0], i[1]) / sm(i[0]); }, "Out",
+                         {"i", "j"});
+    Schedule s({out});
+    Stage so = s[out];
+    so.parallel(so.axis(0));
+    auto [jo, ji] = so.split(so.axis(1), lanes());
+    so.vectorize(ji);
+    s[mx].compute_at(so, so.axis(0));
+    s[e].compute_at(so, so.axis(0));
+    s[sm].compute_at(so, so.axis(0));
+    PrimFunc f = lower(s, {x, out}, "softmax_" + std::to_string(cols));
+    expect_jit_matches_interpreter(f, {random_array(DType::kF32, {rows, cols}, 9, -10, 10)}, 1, 1e-6);
+  }
+}
+
 std::string te_fma_assembly(const std::string& target_string) {
   const Target t = parse_target(target_string);
   const int64_t n = 1024;

@@ -12,6 +12,7 @@
 #include "frontend/onnx_case_runner.h"
 #include "kiln/frontend/onnx.h"
 #include "kiln/ir/npy.h"
+#include "kiln/ir/side_table.h"
 #include "kiln/ir/text.h"
 
 namespace kiln {
@@ -70,6 +71,18 @@ TEST_F(KilnCli, IrPrintsTextThatParsesBack) {
   EXPECT_EQ(printed.text, r.output);
   std::string why;
   EXPECT_TRUE(ir::structurally_equal(g, ir::parse_graph(r.output, printed.side_table), &why)) << why;
+}
+
+TEST_F(KilnCli, IrSideTableParsesBack) {
+  const fs::path tmp = temp_dir("side_table");
+  RunResult r = run_kiln("ir " + model("gemm_trans_b") + " --inline-limit 4 --side-table " + (tmp / "st").string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ir::Graph imported = frontend::import_onnx(model("gemm_trans_b"));
+  ir::Graph parsed = ir::parse_graph(r.output, ir::read_side_table((tmp / "st").string()), "kiln-ir-output");
+  std::string why;
+  EXPECT_TRUE(ir::structurally_equal(imported, parsed, &why)) << why << "\n" << r.output;
+  // Without the side table the references cannot be resolved.
+  EXPECT_THROW(ir::parse_graph(r.output), UserError);
 }
 
 TEST_F(KilnCli, IrWithInputShape) {

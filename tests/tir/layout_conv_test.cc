@@ -81,6 +81,19 @@ TEST(ConvTest, Conv2dNchwWithPaddingMatchesDirectLoops) {
   };
   run([](Schedule&) {});
   run([&](Schedule& s) { s[pad].compute_inline(); });
+  // The padded rows computed once per output row, read by the local tile attached deeper (the
+  // region is inferred through the attached reader).
+  std::string per_row = run([&](Schedule& s) {
+    Tensor local = s.cache_write(out);
+    Stage so = s[out];
+    auto [xo, xi] = so.split(so.axis(3), 4);
+    so.reorder({so.axis(0), so.axis(2), xo, so.axis(1), xi});
+    Stage sl = s[local];
+    sl.compute_at(so, xo);
+    sl.reorder({sl.reduce_axis(0), sl.reduce_axis(1), sl.reduce_axis(2), sl.axis(1), sl.axis(3)});
+    s[pad].compute_at(so, so.axis(2));
+  });
+  EXPECT_TRUE(contains(per_row, "allocate Apad[f32 * 135] stack align 64")) << per_row;  // 3 channels x 3 rows x 15
   // Register-blocked: a local tile of 4 output columns x all filters, vectorized over columns,
   // the padded input computed per input channel inside the tile (nested attachment).
   std::string text = run([&](Schedule& s) {
@@ -130,6 +143,66 @@ TEST(ConvTest, Conv1x1InBlockedLayoutFoldsChannelBlocks) {
       acc += av.get_as_double((((c / cb) * H + h) * Wd + w) * cb + c % cb) *
              wv.get_as_double(((fo * (C / cb) + c / cb) * cb + c % cb) * cb + fi);
     }
+    return acc;
+  };
+  EXPECT_TRUE(all_close(ov, ref, 1e-5)) << f;
+}
+
+}  // namespace
+}  // namespace kiln::tir
+
+namespace kiln::tir {
+namespace {
+
+// The schedule shape of a ResNet 3x3 convolution in NCHW16c (input pre-padded): output channel
+// blocks and rows fused and parallel, a register tile of 3 output columns x 16 channels
+// accumulated in Out.local (columns unrolled, channels vectorized), input channels split into
+// blocks of 16 so that the blocked input and weight indices fold.
+TEST(ConvTest, Conv3x3Nchw16cRegisterTiled) {
+  const int64_t C = 32, F = 32, H = 6, W = 6, cb = 16, K = 3;
+  Tensor a = placeholder({1, C / cb, H + 2, W + 2, cb}, DType::kF32, "A");
+  Tensor w = placeholder({F / cb, C / cb, K, K, cb, cb}, DType::kF32, "Wt");
+  IterVar rc = reduce_axis(C, "rc"), ry = reduce_axis(K, "ry"), rx = reduce_axis(K, "rx");
+  Tensor out = compute({1, F / cb, H, W, cb},
+                       [&](const std::vector<Var>& v) {
+                         return sum(a(v[0], floordiv(rc, cb), v[2] + ry, v[3] + rx, floormod(rc, cb)) *
+                                        w(v[1], floordiv(rc, cb), ry, rx, floormod(rc, cb), v[4]),
+                                    {rc, ry, rx});
+                       },
+                       "Out", {"n", "fo", "y", "x", "fi"});
+  Schedule s({out});
+  Tensor local = s.cache_write(out);
+  Stage so = s[out];
+  auto [xo, xi] = so.split(so.axis(3), 3);
+  so.reorder({so.axis(0), so.axis(1), so.axis(2), xo, xi, so.axis(4)});
+  IterVar rows = so.fuse(so.axis(1), so.axis(2));
+  so.parallel(rows);
+  so.vectorize(so.axis(4));
+  Stage sl = s[local];
+  sl.compute_at(so, xo);
+  auto [rco, rci] = sl.split(sl.reduce_axis(0), cb);
+  sl.reorder({rco, sl.reduce_axis(1), sl.reduce_axis(2), rci, sl.axis(3), sl.axis(4)});
+  sl.unroll(sl.axis(3));
+  sl.vectorize(sl.axis(4));
+  PrimFunc f = lower(s, {a, w, out}, "conv3x3_nchw16c");
+  const std::string text = to_string(f);
+  EXPECT_FALSE(contains(text, "floordiv(rc")) << text;
+  EXPECT_FALSE(contains(text, "floormod(rc")) << text;
+  EXPECT_FALSE(contains(text, "if (")) << text;
+  EXPECT_TRUE(contains(text, "Out.local[ramp(32, 1, 16)] = Out.local[ramp(32, 1, 16)] + x16(A[")) << text;
+  ir::NDArray av = random_array(DType::kF32, {1, C / cb, H + 2, W + 2, cb}, 51);
+  ir::NDArray wv = random_array(DType::kF32, {F / cb, C / cb, K, K, cb, cb}, 52);
+  ir::NDArray ov = ir::NDArray::empty(DType::kF32, {1, F / cb, H, W, cb});
+  interpret(f, {av, wv, ov});
+  auto ref = [&](int64_t i) {
+    const int64_t fi = i % cb, x = (i / cb) % W, y = (i / (cb * W)) % H, fo = i / (cb * W * H);
+    double acc = 0;
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t ky = 0; ky < K; ++ky)
+        for (int64_t kx = 0; kx < K; ++kx) {
+          acc += av.get_as_double((((c / cb) * (H + 2) + y + ky) * (W + 2) + x + kx) * cb + c % cb) *
+                 wv.get_as_double((((((fo * (C / cb) + c / cb) * K + ky) * K + kx) * cb) + c % cb) * cb + fi);
+        }
     return acc;
   };
   EXPECT_TRUE(all_close(ov, ref, 1e-5)) << f;

@@ -307,7 +307,88 @@ TEST(LowerTest, MaxAndMinReductions) {
   };
   EXPECT_TRUE(all_close(xv, [&](int64_t i) { return ref(i, true); }, 0)) << f;
   EXPECT_TRUE(all_close(nv, [&](int64_t i) { return ref(i, false); }, 0)) << f;
-  EXPECT_TRUE(contains(to_string(f), "Mx[i0] = -inff")) << f;
+  EXPECT_TRUE(contains(to_string(f), "Mx[i0] = (f32)-inf")) << f;
+}
+
+}  // namespace
+}  // namespace kiln::tir
+
+namespace kiln::tir {
+namespace {
+
+// A fused kernel: relu(matmul + bias), the matmul tile accumulated locally inside the
+// elementwise output's tile loop (the shape FuseOps produces for dense + bias + relu).
+TEST(LowerTest, ReductionComputedAtAnElementwiseConsumer) {
+  for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{8, 16, 4}, {7, 13, 9}}) {
+    Matmul mm(m, n, k);
+    Tensor bias = placeholder({n}, DType::kF32, "bias");
+    Tensor out = compute({m, n}, [&](const std::vector<Var>& i) { return max(mm.c(i[0], i[1]) + bias(i[1]), 0.0f); },
+                         "Out", {"y", "x"});
+    Schedule s({out});
+    Stage so = s[out];
+    auto [yo, yi] = so.split(so.axis(0), 4);
+    auto [xo, xi] = so.split(so.axis(1), 8);
+    so.reorder({yo, xo, yi, xi});
+    so.vectorize(xi);
+    Stage sc = s[mm.c];
+    sc.compute_at(so, xo);
+    sc.reorder({sc.reduce_axis(0), sc.axis(0), sc.axis(1)});
+    sc.vectorize(sc.axis(1));
+    PrimFunc f = lower(s, {mm.a, mm.b, bias, out}, "dense_bias_relu");
+    const std::string text = to_string(f);
+    EXPECT_TRUE(contains(text, "allocate C[f32 * " + std::to_string(std::min<int64_t>(m, 4) * std::min<int64_t>(n, 8)) + "] stack"))
+        << text;
+    ir::NDArray av = random_array(DType::kF32, {m, k}, 21), bv = random_array(DType::kF32, {k, n}, 22);
+    ir::NDArray biasv = random_array(DType::kF32, {n}, 23), ov = ir::NDArray::empty(DType::kF32, {m, n});
+    interpret(f, {av, bv, biasv, ov});
+    EXPECT_TRUE(all_close(
+        ov,
+        [&](int64_t e) {
+          double acc = 0;
+          for (int64_t r = 0; r < k; ++r) acc += av.get_as_double((e / n) * k + r) * bv.get_as_double(r * n + e % n);
+          return std::max(acc + biasv.get_as_double(e % n), 0.0);
+        },
+        1e-5))
+        << f;
+  }
+}
+
+}  // namespace
+}  // namespace kiln::tir
+
+namespace kiln::tir {
+namespace {
+
+TEST(LowerTest, ReductionToAScalarOverTwoAxes) {
+  Tensor a = placeholder({7, 13}, DType::kF32, "A");
+  IterVar r0 = reduce_axis(7, "r0"), r1 = reduce_axis(13, "r1");
+  Tensor total = compute({}, [&](const std::vector<Var>&) { return sum(a(r0, r1), {r0, r1}); }, "Total");
+  Schedule s({total});
+  s[total].split(s[total].reduce_axis(1), 4);
+  PrimFunc f = lower(s, {a, total}, "total");
+  ir::NDArray av = random_array(DType::kF32, {7, 13}, 31), tv = ir::NDArray::empty(DType::kF32, {});
+  interpret(f, {av, tv});
+  double ref = 0;
+  for (int64_t i = 0; i < av.numel(); ++i) ref += av.get_as_double(i);
+  EXPECT_TRUE(all_close(tv, [&](int64_t) { return ref; }, 1e-5)) << f;
+  EXPECT_TRUE(contains(to_string(f), "Total[0] = 0.0f")) << f;
+}
+
+TEST(LowerTest, IntegerComputesWrapAndCast) {
+  Tensor a = placeholder({10}, DType::kU8, "A");
+  IterVar r = reduce_axis(10, "r");
+  Tensor widened = compute({10}, [&](const std::vector<Var>& i) { return cast(Type(DType::kI32), a(i[0])) * 300; }, "W");
+  Tensor s32 = compute({1}, [&](const std::vector<Var>&) { return sum(widened(r), {r}); }, "S");
+  Schedule s({s32});
+  s[widened].compute_inline();
+  PrimFunc f = lower(s, {a, s32}, "isum");
+  ir::NDArray av = ir::NDArray::empty(DType::kU8, {10}), sv = ir::NDArray::empty(DType::kI32, {1});
+  for (int i = 0; i < 10; ++i) av.set_from_double(i, 250 + i % 6);
+  interpret(f, {av, sv});
+  int64_t ref = 0;
+  for (int i = 0; i < 10; ++i) ref += (250 + i % 6) * 300;
+  EXPECT_EQ(sv.data<int32_t>()[0], ref) << f;
+  EXPECT_TRUE(contains(to_string(f), "i32(A[r]) * (i32)300")) << f;
 }
 
 }  // namespace

@@ -56,8 +56,28 @@ TEST(ScheduleErrorTest, AttachmentMisuse) {
   Schedule s({p.c});
   expect_user_error([&] { s[p.c].compute_inline(); }, UserErrorKind::kInvalidArgument, "compute_inline of an output");
   expect_user_error([&] { s[p.r].compute_inline(); }, UserErrorKind::kInvalidArgument, "compute_inline of a reduction");
-  expect_user_error([&] { s[p.b].compute_at(s[p.c], s[p.c].axis(0)); }, UserErrorKind::kInvalidArgument,
-                    "does not read it directly");
+  Tensor other = compute({8}, [&](const std::vector<Var>& i) { return p.a(i[0], i[0]); }, "Other");
+  Schedule so({p.c, other});
+  expect_user_error([&] { so[p.b].compute_at(so[other], so[other].axis(0)); }, UserErrorKind::kInvalidArgument,
+                    "stage 'Other' does not read it");
+  {
+    // C reads B only through R, which is computed at the root: nothing inside C's loop reads B.
+    Pipeline q;
+    Schedule t({q.c});
+    t[q.b].compute_at(t[q.c], t[q.c].axis(0));
+    expect_user_error([&] { lower(t, {q.a, q.c}, "k"); }, UserErrorKind::kInvalidArgument,
+                      "neither that stage nor a stage attached to it reads it");
+  }
+  {
+    // B inside C's inner loop, but its reader R outside it.
+    Pipeline q;
+    Schedule t({q.c});
+    auto [o, i] = t[q.c].split(t[q.c].axis(0), 2);
+    t[q.r].compute_at(t[q.c], o);
+    t[q.b].compute_at(t[q.c], i);
+    expect_user_error([&] { lower(t, {q.a, q.c}, "k"); }, UserErrorKind::kInvalidArgument,
+                      "its reader 'R' is computed outside that loop");
+  }
   expect_user_error([&] { s[p.c].compute_at(s[p.r], s[p.r].axis(0)); }, UserErrorKind::kInvalidArgument,
                     "compute_at of an output");
   s[p.b].split(s[p.b].axis(0), 2);
@@ -147,6 +167,48 @@ TEST(ScheduleErrorTest, LoweringStepsAreLoggedAtDebugLevel) {
   }
   EXPECT_NE(err.find("(unchanged)"), std::string::npos) << err;
   EXPECT_NE(err.find("realize B("), std::string::npos) << err;  // TE-level dump before flattening
+}
+
+}  // namespace
+}  // namespace kiln::tir
+
+namespace kiln::tir {
+namespace {
+
+TEST(ScheduleReplayTest, ReplayingTheStepsReproducesTheLoopNest) {
+  Pipeline p;
+  Schedule s({p.c});
+  Tensor local = s.cache_write(p.c);
+  auto [o, i] = s[p.c].split(s[p.c].axis(0), 4);
+  s[p.c].parallel(o);
+  s[local].compute_at(s[p.c], o);
+  s[p.b].compute_inline();
+  auto [lo, li] = s[local].split(s[local].axis(0), 2);
+  s[local].unroll(li);
+  auto [ko, ki] = s[p.r].split_nparts(s[p.r].reduce_axis(0), 2);
+  s[p.r].fuse(ko, ki);
+  Schedule t({p.c});
+  std::string text = s.to_string();
+  for (size_t start = 0; start < text.size();) {
+    const size_t end = text.find('\n', start);
+    t.apply(std::string_view(text).substr(start, end - start));
+    start = end + 1;
+  }
+  EXPECT_EQ(t.to_string(), text);
+  EXPECT_EQ(to_string(lower(t, {p.a, p.c}, "k")), to_string(lower(s, {p.a, p.c}, "k")));
+}
+
+TEST(ScheduleReplayTest, MalformedOrUnknownStepsAreErrors) {
+  Pipeline p;
+  Schedule s({p.c});
+  expect_user_error([&] { s.apply("split C"); }, UserErrorKind::kParse, "expected primitive(arguments)");
+  expect_user_error([&] { s.apply("split(C, i, by=3)"); }, UserErrorKind::kParse, "factor=N or nparts=N");
+  expect_user_error([&] { s.apply("split(C, i, factor=x)"); }, UserErrorKind::kParse, "is not an integer");
+  expect_user_error([&] { s.apply("twist(C, i)"); }, UserErrorKind::kParse, "unknown primitive 'twist'");
+  expect_user_error([&] { s.apply("fuse(C, i)"); }, UserErrorKind::kParse, "takes 3 arguments");
+  expect_user_error([&] { s.apply("parallel(D, i)"); }, UserErrorKind::kNotFound, "no stage named 'D'");
+  expect_user_error([&] { s.apply("parallel(C, q)"); }, UserErrorKind::kNotFound, "no loop named 'q'");
+  expect_user_error([&] { s.apply("cache_write(C, l2)"); }, UserErrorKind::kParse, "unknown memory scope");
 }
 
 }  // namespace

@@ -143,3 +143,22 @@ TEST_F(SimplifyTest, IntervalAnalysis) {
 
 }  // namespace
 }  // namespace kiln::tir
+
+namespace kiln::tir {
+namespace {
+
+TEST(SimplifyIdentityTest, SimplifiedIrIsAFixedPoint) {
+  Var i("i"), j("j");
+  Buffer b = Buffer::make("B", DType::kI64, {64});
+  Stmt s = For::make(i, make_int(0), make_int(4), ForKind::kSerial,
+                     For::make(j, make_int(0), make_int(16), ForKind::kSerial,
+                               IfThenElse::make(i * 16 + j < 60, Store::make(b, floordiv(i * 16 + j, 16) + floormod(j + 16, 16), j + i * 16))));
+  Stmt once = simplify(s);
+  EXPECT_FALSE(once.same_as(s));
+  EXPECT_TRUE(simplify(once).same_as(once)) << once << "\nvs\n" << simplify(once);
+  Expr e = i * 16 + j;
+  EXPECT_TRUE(simplify(e).same_as(e));
+}
+
+}  // namespace
+}  // namespace kiln::tir

@@ -60,3 +60,46 @@ TEST(TransformTest, PartitionTailsSplitsAtTheLastProvablyGuardFreeIteration) {
 
 }  // namespace
 }  // namespace kiln::tir
+
+#include "kiln/support/error.h"
+#include "kiln/tir/tensor.h"
+#include "kiln/tir/verify.h"
+
+namespace kiln::tir {
+namespace {
+
+template <typename Fn>
+void expect_internal_error(Fn fn, const std::string& piece) {
+  try {
+    fn();
+    ADD_FAILURE() << "no error; expected one mentioning '" << piece << "'";
+  } catch (const InternalError& e) {
+    EXPECT_NE(std::string(e.what()).find(piece), std::string::npos) << e.what();
+  }
+}
+
+TEST(VerifyTest, RejectsContractViolations) {
+  Buffer p = Buffer::make("P", DType::kI64, {8});
+  Buffer stray = Buffer::make("Stray", DType::kI64, {8});
+  Var i("i"), free_var("free");
+  auto loop = [&](Stmt body) { return For::make(i, make_int(0), make_int(8), ForKind::kSerial, body); };
+  EXPECT_NO_THROW(verify(PrimFunc::make("ok", {p}, loop(Store::make(p, i, i)))));
+  EXPECT_NO_THROW(verify(PrimFunc::make("alloc", {p}, Allocate::make(stray, MemoryScope::kStack, 64,
+                                                                   loop(Store::make(stray, i, i))))));
+  expect_internal_error([&] { verify(PrimFunc::make("k", {p}, loop(Store::make(stray, i, i)))); },
+                        "buffer 'Stray' is neither a parameter nor allocated");
+  expect_internal_error([&] { verify(PrimFunc::make("k", {p}, loop(Store::make(p, free_var, i)))); },
+                        "variable 'free' used outside its binding");
+  expect_internal_error([&] { verify(PrimFunc::make("k", {p}, loop(loop(Store::make(p, i, i))))); },
+                        "variable 'i' bound again");
+  Var j("j");
+  Stmt nested = For::make(j, make_int(0), make_int(2), ForKind::kParallel,
+                          For::make(i, make_int(0), make_int(8), ForKind::kParallel, Store::make(p, i, i)));
+  expect_internal_error([&] { verify(PrimFunc::make("k", {p}, nested)); }, "nested in another parallel loop");
+  Tensor t = placeholder({8}, DType::kI64, "T");
+  expect_internal_error([&] { verify(PrimFunc::make("k", {p}, loop(Store::make(p, t(i), i)))); },
+                        "TE-level node TensorLoad");
+}
+
+}  // namespace
+}  // namespace kiln::tir

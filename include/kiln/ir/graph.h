@@ -100,6 +100,9 @@ class ConstantNode final : public Node {
 
 class CallNode final : public Node {
  public:
+  // Releases long argument chains iteratively (no recursion depth limit on deep graphs).
+  ~CallNode() override;
+
   const OpDef& op() const { return *op_; }
   const std::vector<Value>& args() const { return args_; }
   const Attrs& attrs() const { return attrs_; }

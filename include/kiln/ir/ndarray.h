@@ -48,8 +48,8 @@ class NDArray {
 
   // Element `i` (flat index) converted to double, for any dtype (f16/bf16 decoded).
   double get_as_double(int64_t i) const;
-  // Sets element `i` from a double, converting (rounding to nearest even for f16/bf16, C++
-  // conversion for integers, != 0 for bool).
+  // Sets element `i` from a double, converting (rounding to nearest even for f16/bf16; for
+  // integers truncation toward zero, saturating out-of-range values and nan -> 0; != 0 for bool).
   void set_from_double(int64_t i, double value);
 
   // A copy with its own storage.

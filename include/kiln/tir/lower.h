@@ -8,7 +8,8 @@
 //   5. vectorize_loops     vectorized loops -> Ramp/Broadcast vector code
 //   6. unroll_loops        unrolled loops -> copies of their body
 //   7. simplify            again, over the vector and unrolled code
-//   8. check_parallel      no parallel loop nested in another
+//   8. check_parallel      no parallel loop nested in another (a UserError)
+//   9. verify              the loop-IR contract holds (verify.h; an InternalError if not)
 #ifndef KILN_TIR_LOWER_H_
 #define KILN_TIR_LOWER_H_
 

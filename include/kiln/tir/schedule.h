@@ -15,6 +15,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -75,6 +76,9 @@ class Stage {
   std::pair<IterVar, IterVar> split(const IterVar& parent, int64_t factor);
   // Splits `parent` into `nparts` outer iterations (inner extent ceil(extent / nparts)).
   std::pair<IterVar, IterVar> split_nparts(const IterVar& parent, int64_t nparts);
+  // split(x, fx), split(y, fy), reorder(x.outer, y.outer, x.inner, y.inner): a 2-D tile.
+  // Returns {x.outer, y.outer, x.inner, y.inner}; recorded as those three steps.
+  std::vector<IterVar> tile(const IterVar& x, const IterVar& y, int64_t fx, int64_t fy);
   // Fuses two adjacent leaves (outer immediately before inner) into one.
   IterVar fuse(const IterVar& outer, const IterVar& inner);
   // Reorders the given leaves among the positions they occupy; others keep their places.
@@ -119,6 +123,12 @@ class Schedule {
   // The primitives applied so far, one per line: `split(C, i, factor=8) -> i.outer, i.inner`.
   const std::vector<std::string>& steps() const { return steps_; }
   std::string to_string() const;
+
+  // Parses one step in the text form of steps() (what follows " -> " is ignored) and applies it,
+  // naming stages by tensor name and axes by their current loop names. Replaying the steps of a
+  // schedule on a fresh Schedule of the same tensors reproduces it (tuning records are steps).
+  // Throws UserError (kParse) on malformed text, (kNotFound) on an unknown or ambiguous name.
+  void apply(std::string_view step);
 
   void record(std::string step) { steps_.push_back(std::move(step)); }
   StageNode* find(const OperationNode* op) const;

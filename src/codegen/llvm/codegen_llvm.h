@@ -27,6 +27,15 @@
 #include "kiln/tir/stmt.h"
 
 namespace kiln::codegen {
+namespace llvm_detail {
+
+// `scalar` with the lane count of `like` (a vector type or a scalar).
+inline llvm::Type* like_lanes(llvm::Type* scalar, llvm::Type* like) {
+  if (auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(like)) return llvm::FixedVectorType::get(scalar, vt->getNumElements());
+  return scalar;
+}
+
+}  // namespace llvm_detail
 
 class CodeGenLLVM {
  public:
@@ -53,6 +62,9 @@ class CodeGenLLVM {
   llvm::Value* const_i64(int64_t v);
   void set_function_attributes(llvm::Function* fn);
   llvm::BasicBlock* fail_block();
+  // Declaration of a function generated code calls: kiln_set_last_error, kiln_parallel_for,
+  // aligned_alloc, free.
+  llvm::FunctionCallee runtime_function(const char* name);
   // Frees the heap buffers live at this point and branches to fail_block() (ends the block).
   void free_live_heap_and_fail();
   llvm::Value* buffer_pointer(const tir::Buffer& b);
@@ -69,6 +81,8 @@ class CodeGenLLVM {
   llvm::Value* emit_math(tir::CallOp op, const std::vector<llvm::Value*>& args, const tir::Type& t);
   llvm::Value* emit_exp_f32(llvm::Value* x);
   llvm::Value* emit_tanh_f32(llvm::Value* x);
+  llvm::Value* emit_log_f32(llvm::Value* x);
+  llvm::Value* emit_erf_f32(llvm::Value* x);
   // f16/bf16 live in f32 registers; these convert at loads, stores and casts.
   llvm::Value* f32_to_bf16_bits(llvm::Value* v);
   llvm::Value* half_bits_to_f32(llvm::Value* bits, tir::DType d);

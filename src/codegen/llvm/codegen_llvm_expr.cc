@@ -1,5 +1,7 @@
-// CodeGenLLVM: expressions, loads and the math intrinsics (see codegen_llvm.h and docs/tir.md for
-// the semantics each node must keep).
+// CodeGenLLVM: expressions, f16/bf16 conversions, loads and addresses (see codegen_llvm.h and
+// docs/tir.md for the semantics each node must keep). Math intrinsics: codegen_llvm_math.cc.
+#include <limits>
+
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/Intrinsics.h>
 
@@ -10,18 +12,13 @@
 namespace kiln::codegen {
 
 using namespace kiln::tir;  // NOLINT: node names read best unqualified here
+using llvm_detail::like_lanes;
 
 // In memory: bool is one byte, f16 and bf16 are 16-bit patterns (converted at loads and stores).
 llvm::Type* CodeGenLLVM::storage_type(DType d) {
   if (d == DType::kBool) return builder_.getInt8Ty();
   if (d == DType::kF16 || d == DType::kBF16) return builder_.getInt16Ty();
   return llvm_type(Type(d, 1));
-}
-
-// `scalar` with the lane count of `like` (a vector type or a scalar).
-static llvm::Type* like_lanes(llvm::Type* scalar, llvm::Type* like) {
-  if (auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(like)) return llvm::FixedVectorType::get(scalar, vt->getNumElements());
-  return scalar;
 }
 
 // f32 -> bf16 bit pattern (i16), rounding to nearest even; NaN stays a (quiet) NaN. Written out
@@ -88,121 +85,6 @@ llvm::Value* CodeGenLLVM::const_i64(int64_t v) { return builder_.getInt64(static
 llvm::Value* CodeGenLLVM::intrinsic(llvm::Intrinsic::ID id, const std::vector<llvm::Value*>& args) {
   llvm::Function* fn = llvm::Intrinsic::getDeclaration(&llmod_, id, {args[0]->getType()});
   return builder_.CreateCall(fn, args);
-}
-
-// Calls a scalar libm function on each lane (LLVM has no vector form of it for the target).
-llvm::Value* CodeGenLLVM::libm_per_lane(const std::string& f32_name, const std::string& f64_name,
-                                        const std::vector<llvm::Value*>& args) {
-  llvm::Type* type = args[0]->getType();
-  llvm::Type* scalar = type->getScalarType();
-  const std::string& name = scalar->isDoubleTy() ? f64_name : f32_name;
-  std::vector<llvm::Type*> params(args.size(), scalar);
-  llvm::FunctionCallee fn =
-      llmod_.getOrInsertFunction(name, llvm::FunctionType::get(scalar, params, false));
-  if (auto* f = llvm::dyn_cast<llvm::Function>(fn.getCallee())) {
-    f->setDoesNotThrow();
-    f->setDoesNotAccessMemory();  // errno is not observed by generated code
-  }
-  auto* vec = llvm::dyn_cast<llvm::FixedVectorType>(type);
-  if (vec == nullptr) return builder_.CreateCall(fn, args);
-  llvm::Value* out = llvm::PoisonValue::get(type);
-  for (unsigned lane = 0; lane < vec->getNumElements(); ++lane) {
-    std::vector<llvm::Value*> lane_args;
-    for (llvm::Value* a : args) lane_args.push_back(builder_.CreateExtractElement(a, lane));
-    out = builder_.CreateInsertElement(out, builder_.CreateCall(fn, lane_args), lane);
-  }
-  return out;
-}
-
-// exp for f32 (scalar or vector) in straight-line vector code: range reduction x = n*ln2 + r with
-// n = roundeven(x*log2(e)), a degree-6 polynomial for e^r (Cephes' expf coefficients), and the
-// scale 2^n applied as two exact power-of-two factors so that results down to the denormals and
-// up to overflow (inf) come out right. NaN in gives NaN out. About 1 ulp on [-87, 88].
-llvm::Value* CodeGenLLVM::emit_exp_f32(llvm::Value* x) {
-  llvm::Type* ft = x->getType();
-  const int lanes = ft->isVectorTy() ? static_cast<int>(llvm::cast<llvm::FixedVectorType>(ft)->getNumElements()) : 1;
-  auto c = [&](double v) { return llvm::ConstantFP::get(ft, v); };
-  llvm::Type* it = lanes > 1 ? llvm::FixedVectorType::get(builder_.getInt32Ty(), lanes)
-                             : static_cast<llvm::Type*>(builder_.getInt32Ty());
-  auto ci = [&](int v) { return llvm::ConstantInt::get(it, v, true); };
-  llvm::Value* xc = builder_.CreateSelect(builder_.CreateFCmpOGT(x, c(89.0)), c(89.0), x);
-  xc = builder_.CreateSelect(builder_.CreateFCmpOLT(xc, c(-104.0)), c(-104.0), xc);
-  llvm::Value* n = intrinsic(llvm::Intrinsic::roundeven, {builder_.CreateFMul(xc, c(1.44269504088896341))});
-  llvm::Value* r = intrinsic(llvm::Intrinsic::fma, {n, c(-0.693359375), xc});
-  r = intrinsic(llvm::Intrinsic::fma, {n, c(2.12194440e-4), r});
-  llvm::Value* p = c(1.9875691500e-4);
-  for (double k : {1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1,
-                   5.0000001201e-1}) {
-    p = intrinsic(llvm::Intrinsic::fma, {p, r, c(k)});
-  }
-  llvm::Value* r2 = builder_.CreateFMul(r, r);
-  llvm::Value* y = intrinsic(llvm::Intrinsic::fma, {p, r2, builder_.CreateFAdd(r, c(1.0))});
-  llvm::Value* ni = builder_.CreateFPToSI(n, it);
-  llvm::Value* n1 = builder_.CreateAShr(ni, ci(1));
-  llvm::Value* n2 = builder_.CreateSub(ni, n1);
-  auto pow2 = [&](llvm::Value* e) {
-    return builder_.CreateBitCast(builder_.CreateShl(builder_.CreateAdd(e, ci(127)), ci(23)), ft);
-  };
-  llvm::Value* result = builder_.CreateFMul(builder_.CreateFMul(y, pow2(n1)), pow2(n2));
-  return builder_.CreateSelect(builder_.CreateFCmpUNO(x, x), x, result);
-}
-
-// tanh for f32 in vector code: for |x| < 0.625 Cephes' tanhf odd polynomial; above,
-// 1 - 2 / (exp(2|x|) + 1) on the vector exp (saturates to 1; no cancellation there since the
-// result is > 0.55); the sign is copied back. NaN in gives NaN out.
-llvm::Value* CodeGenLLVM::emit_tanh_f32(llvm::Value* x) {
-  llvm::Type* ft = x->getType();
-  auto c = [&](double v) { return llvm::ConstantFP::get(ft, v); };
-  llvm::Value* ax = intrinsic(llvm::Intrinsic::fabs, {x});
-  llvm::Value* z = builder_.CreateFMul(x, x);
-  llvm::Value* p = c(-5.70498872745e-3);
-  for (double k : {2.06390887954e-2, -5.37397155531e-2, 1.33314422036e-1, -3.33332819422e-1}) {
-    p = intrinsic(llvm::Intrinsic::fma, {p, z, c(k)});
-  }
-  llvm::Value* small = intrinsic(llvm::Intrinsic::fma, {builder_.CreateFMul(p, z), x, x});
-  llvm::Value* e = emit_exp_f32(builder_.CreateFMul(ax, c(2.0)));
-  llvm::Value* big = builder_.CreateFSub(c(1.0), builder_.CreateFDiv(c(2.0), builder_.CreateFAdd(e, c(1.0))));
-  llvm::Value* r = builder_.CreateSelect(builder_.CreateFCmpOLT(ax, c(0.625)), small, big);
-  return intrinsic(llvm::Intrinsic::copysign, {r, x});  // also keeps tanh(-0) = -0
-}
-
-llvm::Value* CodeGenLLVM::emit_math(CallOp op, const std::vector<llvm::Value*>& a, const Type& t) {
-  using llvm::Intrinsic::ID;
-  const bool f32 = t.dtype == DType::kF32;
-  llvm::Type* ty = a[0]->getType();
-  auto one = [&] { return llvm::ConstantFP::get(ty, 1.0); };
-  switch (op) {
-    case CallOp::kExp: return f32 ? emit_exp_f32(a[0]) : intrinsic(llvm::Intrinsic::exp, a);
-    case CallOp::kLog: return intrinsic(llvm::Intrinsic::log, a);
-    case CallOp::kSqrt: return intrinsic(llvm::Intrinsic::sqrt, a);
-    case CallOp::kRsqrt: return builder_.CreateFDiv(one(), intrinsic(llvm::Intrinsic::sqrt, a));
-    case CallOp::kTanh: return f32 ? emit_tanh_f32(a[0]) : libm_per_lane("tanhf", "tanh", a);
-    case CallOp::kErf: return libm_per_lane("erff", "erf", a);
-    case CallOp::kSigmoid: {
-      llvm::Value* neg = builder_.CreateFNeg(a[0]);
-      llvm::Value* e = f32 ? emit_exp_f32(neg) : intrinsic(llvm::Intrinsic::exp, {neg});
-      return builder_.CreateFDiv(one(), builder_.CreateFAdd(one(), e));
-    }
-    case CallOp::kPow: return intrinsic(llvm::Intrinsic::pow, a);
-    case CallOp::kFabs: return intrinsic(llvm::Intrinsic::fabs, a);
-    case CallOp::kFloor: return intrinsic(llvm::Intrinsic::floor, a);
-    case CallOp::kCeil: return intrinsic(llvm::Intrinsic::ceil, a);
-    case CallOp::kRound: return intrinsic(llvm::Intrinsic::roundeven, a);
-    case CallOp::kSin: return intrinsic(llvm::Intrinsic::sin, a);
-    case CallOp::kCos: return intrinsic(llvm::Intrinsic::cos, a);
-    case CallOp::kFma: return intrinsic(llvm::Intrinsic::fma, a);
-  }
-  KILN_IFAIL() << "unhandled call op " << call_op_name(op);
-}
-
-llvm::Value* CodeGenLLVM::emit_call(const Call* op) {
-  std::vector<llvm::Value*> args;
-  for (const Expr& arg : op->args) args.push_back(emit_expr(arg));
-  const Type& t = op->type;
-  KILN_ICHECK(t.is_float()) << "math intrinsic " << call_op_name(op->op) << " on " << t.to_string();
-  // f16 and bf16 are already f32 in registers: compute in f32.
-  const Type compute = (t.dtype == DType::kF64) ? t : Type(DType::kF32, t.lanes);
-  return emit_math(op->op, args, compute);
 }
 
 llvm::Value* CodeGenLLVM::emit_cast(const Cast* op) {

@@ -50,7 +50,9 @@ std::vector<std::string> split_commas(const std::string& text) {
 std::string host_feature_string() {
   std::vector<std::string> items;
   for (const auto& entry : llvm::sys::getHostCPUFeatures()) {
-    items.push_back((entry.getValue() ? "+" : "-") + entry.getKey().str());
+    std::string item(1, entry.getValue() ? '+' : '-');
+    item += entry.getKey().str();
+    items.push_back(std::move(item));
   }
   std::sort(items.begin(), items.end());
   std::string out;

@@ -1,4 +1,5 @@
 // ONNX -> graph IR converters for elementwise math, comparisons, Cast and reductions.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -93,20 +94,14 @@ Converter reduce(const std::string& op, int axes_input_since) {
     Value x = ctx.input(0);
     const int64_t rank = x.type().rank();
     std::vector<int64_t> axes;
-    bool have_axes = false;
     if (ctx.opset() >= axes_input_since) {
-      if (ctx.has_input(1)) {
-        axes = ctx.constant_ints(1, "axes");
-        have_axes = true;
-      }
-    } else if (ctx.has_attr("axes")) {
+      if (ctx.has_input(1)) axes = ctx.constant_ints(1, "axes");
+    } else {
       axes = ctx.attr_ints("axes", {});
-      have_axes = true;
     }
     const int64_t keepdims = ctx.attr_int("keepdims", 1);
     const int64_t noop = ctx.attr_int("noop_with_empty_axes", 0);
     if (axes.empty() && noop) return std::vector<Value>{x};
-    (void)have_axes;
     std::vector<int64_t> resolved;
     for (int64_t a : axes) {
       int64_t n = ctx.normalize_axis(a, rank, "axis");

@@ -17,7 +17,7 @@ struct Window {
   std::vector<int64_t> kernel, strides, dilations, pads;
 };
 
-Window resolve_window(ImportContext& ctx, const Shape& in, std::vector<int64_t> kernel, bool ceil_mode) {
+Window resolve_window(ImportContext& ctx, const Shape& in, std::vector<int64_t> kernel) {
   const size_t spatial = in.size() - 2;
   Window w;
   w.kernel = std::move(kernel);
@@ -48,7 +48,6 @@ Window resolve_window(ImportContext& ctx, const Shape& in, std::vector<int64_t> 
   } else {
     ctx.fail_attr("auto_pad", "is '" + auto_pad + "'; expected NOTSET, SAME_UPPER, SAME_LOWER or VALID");
   }
-  (void)ceil_mode;
   return w;
 }
 
@@ -66,7 +65,7 @@ std::vector<Value> convert_conv(ImportContext& ctx) {
   if (ctx.has_attr("kernel_shape") && ctx.attr_ints("kernel_shape", {}) != kernel) {
     ctx.fail_attr("kernel_shape", "disagrees with the weight's shape " + w.type().to_string());
   }
-  Window win = resolve_window(ctx, x.type().shape, kernel, false);
+  Window win = resolve_window(ctx, x.type().shape, kernel);
   std::vector<Value> args{x, w};
   if (ctx.has_input(2)) args.push_back(ctx.input(2));
   Attrs attrs;
@@ -92,7 +91,7 @@ std::vector<Value> convert_max_pool(ImportContext& ctx) {
   std::vector<int64_t> kernel = ctx.attr_ints("kernel_shape", {});
   if (kernel.size() != 2) ctx.fail_attr("kernel_shape", "must have 2 entries");
   const int64_t ceil_mode = ctx.attr_int("ceil_mode", 0);
-  Window win = resolve_window(ctx, x.type().shape, kernel, ceil_mode);
+  Window win = resolve_window(ctx, x.type().shape, kernel);
   Attrs attrs;
   attrs.set("kernel", kernel).set("strides", win.strides).set("pads", win.pads).set("dilations", win.dilations).set("ceil_mode", ceil_mode);
   return {ctx.call1("max_pool2d", {x}, attrs)};
@@ -104,7 +103,7 @@ std::vector<Value> convert_avg_pool(ImportContext& ctx) {
   std::vector<int64_t> kernel = ctx.attr_ints("kernel_shape", {});
   if (kernel.size() != 2) ctx.fail_attr("kernel_shape", "must have 2 entries");
   const int64_t ceil_mode = ctx.attr_int("ceil_mode", 0);
-  Window win = resolve_window(ctx, x.type().shape, kernel, ceil_mode);
+  Window win = resolve_window(ctx, x.type().shape, kernel);
   Attrs attrs;
   attrs.set("kernel", kernel).set("strides", win.strides).set("pads", win.pads).set("dilations", win.dilations)
       .set("ceil_mode", ceil_mode)

@@ -127,7 +127,7 @@ OpDef make_binary(const char* name) {
   d.reference = [&def](const std::vector<NDArray>& in, const Attrs&, const std::vector<TensorType>& out) {
     return std::vector<NDArray>{apply_binary(def, in[0], in[1], out[0].shape)};
   };
-  return d;
+  return with_arity_check(std::move(d));
 }
 
 }  // namespace
@@ -160,7 +160,7 @@ KILN_REGISTER_OP(equal) {
     });
     return std::vector<NDArray>{out};
   };
-  return d;
+  return with_arity_check(std::move(d));
 }
 
 KILN_REGISTER_OP(where) {
@@ -194,7 +194,7 @@ KILN_REGISTER_OP(where) {
     });
     return std::vector<NDArray>{out};
   };
-  return d;
+  return with_arity_check(std::move(d));
 }
 
 }  // namespace kiln::ir::ops

@@ -50,7 +50,7 @@ KILN_REGISTER_OP(cast) {
     return std::vector<NDArray>{cast_array(in[0], attrs.get_dtype("dtype"))};
   };
   d.pattern = OpPattern::kElemwise;
-  return d;
+  return with_arity_check(std::move(d));
 }
 
 }  // namespace kiln::ir::ops

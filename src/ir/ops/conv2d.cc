@@ -141,7 +141,7 @@ KILN_REGISTER_OP(conv2d) {
   d.infer_type = infer_conv2d;
   d.reference = reference_conv2d;
   d.pattern = OpPattern::kOutEWiseFusable;
-  return d;
+  return with_arity_check(std::move(d));
 }
 
 }  // namespace kiln::ir::ops

@@ -145,7 +145,7 @@ OpDef make_unary(const char* name) {
   d.reference = [&def](const std::vector<NDArray>& in, const Attrs& attrs, const std::vector<TensorType>&) {
     return std::vector<NDArray>{apply_unary(def, in[0], attrs)};
   };
-  return d;
+  return with_arity_check(std::move(d));
 }
 
 }  // namespace

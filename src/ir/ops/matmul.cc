@@ -10,22 +10,24 @@
 namespace kiln::ir::ops {
 namespace {
 
-// a [M, K] with strides (a_rs, a_cs) times b [K, N] with strides (b_rs, b_cs), into y [M, N] row-major,
-// as y = alpha * (a b) + (c ? beta * c : 0); c has strides (c_rs, c_cs) (0 where broadcast).
+// a [M, K] with element strides (a_rs, a_cs) times b [K, N] with strides (b_rs, b_cs): transposes
+// are strides, never copies.
 struct MatrixArgs {
   int64_t m, k, n;
   int64_t a_rs, a_cs, b_rs, b_cs;
 };
 
-template <typename T, typename Acc>
-void matmul_kernel(const MatrixArgs& g, const T* a, const T* b, T* y, std::vector<Acc>& acc) {
+// For each row i: acc[j] = sum_k a[i, k] * b[k, j] (i-k-j order, b's rows read contiguously when
+// b_cs is 1), then store(i, j, acc[j]) for every j.
+template <typename T, typename Acc, typename Store>
+void matmul_kernel(const MatrixArgs& g, const T* a, const T* b, std::vector<Acc>& acc, Store&& store) {
   acc.resize(static_cast<size_t>(g.n));
   for (int64_t i = 0; i < g.m; ++i) {
     std::fill(acc.begin(), acc.end(), Acc{0});
     for (int64_t kk = 0; kk < g.k; ++kk) {
       const Acc av = static_cast<Acc>(a[i * g.a_rs + kk * g.a_cs]);
       const T* brow = b + kk * g.b_rs;
-      if constexpr (std::is_integral_v<Acc>) {
+      if constexpr (std::is_integral_v<Acc>) {  // wraps modulo 2^64 like numpy, then to T
         for (int64_t j = 0; j < g.n; ++j) {
           acc[j] = static_cast<Acc>(static_cast<uint64_t>(acc[j]) +
                                     static_cast<uint64_t>(av) * static_cast<uint64_t>(static_cast<Acc>(brow[j * g.b_cs])));
@@ -34,7 +36,7 @@ void matmul_kernel(const MatrixArgs& g, const T* a, const T* b, T* y, std::vecto
         for (int64_t j = 0; j < g.n; ++j) acc[j] += av * static_cast<Acc>(brow[j * g.b_cs]);
       }
     }
-    for (int64_t j = 0; j < g.n; ++j) y[i * g.n + j] = static_cast<T>(acc[j]);
+    for (int64_t j = 0; j < g.n; ++j) store(i, j, acc[j]);
   }
 }
 
@@ -88,7 +90,9 @@ std::vector<NDArray> reference_matmul(const std::vector<NDArray>& in, const Attr
       const T* pb = b.data<T>().data();
       T* py = y.mutable_data<T>().data();
       for_each_strided(batch, strides, [&](int64_t bi, const int64_t* off) {
-        matmul_kernel<T, Acc>(g, pa + off[0], pb + off[1], py + bi * m * n, acc);
+        T* out = py + bi * m * n;
+        matmul_kernel<T, Acc>(g, pa + off[0], pb + off[1], acc,
+                              [&](int64_t i, int64_t j, Acc v) { out[i * n + j] = static_cast<T>(v); });
       });
     } else {
       KILN_IFAIL() << "matmul on " << dtype_name(a.dtype());
@@ -129,25 +133,16 @@ std::vector<NDArray> reference_gemm(const std::vector<NDArray>& in, const Attrs&
   NDArray y = NDArray::empty(ct, {m, n});
   NDArray c = in.size() > 2 ? cast_array(in[2], ct) : NDArray();
   visit_f32_f64(ct, [&]<typename T>() {
-    // alpha * (a b) in double (i-k-j), then + beta * c, rounded once.
-    std::vector<double> acc(static_cast<size_t>(n));
-    const T* pa = a.data<T>().data();
-    const T* pb = b.data<T>().data();
-    T* py = y.mutable_data<T>().data();
-    const std::vector<int64_t> cs[1] = {c.defined() ? broadcast_strides(c.shape(), {m, n}) : std::vector<int64_t>{0, 0}};
+    // alpha * (a b) accumulated in double, plus beta * c, rounded once.
+    const std::vector<int64_t> cs = c.defined() ? broadcast_strides(c.shape(), {m, n}) : std::vector<int64_t>{0, 0};
     const T* pc = c.defined() ? c.data<T>().data() : nullptr;
-    for (int64_t i = 0; i < m; ++i) {
-      std::fill(acc.begin(), acc.end(), 0.0);
-      for (int64_t kk = 0; kk < k; ++kk) {
-        const double av = static_cast<double>(pa[i * g.a_rs + kk * g.a_cs]);
-        for (int64_t j = 0; j < n; ++j) acc[j] += av * static_cast<double>(pb[kk * g.b_rs + j * g.b_cs]);
-      }
-      for (int64_t j = 0; j < n; ++j) {
-        double v = alpha * acc[j];
-        if (pc) v += beta * static_cast<double>(pc[i * cs[0][0] + j * cs[0][1]]);
-        py[i * n + j] = static_cast<T>(v);
-      }
-    }
+    T* py = y.mutable_data<T>().data();
+    std::vector<double> acc;
+    matmul_kernel<T, double>(g, a.data<T>().data(), b.data<T>().data(), acc, [&](int64_t i, int64_t j, double v) {
+      double r = alpha * v;
+      if (pc) r += beta * static_cast<double>(pc[i * cs[0] + j * cs[1]]);
+      py[i * n + j] = static_cast<T>(r);
+    });
   });
   return {cast_array(y, out_types[0].dtype)};
 }
@@ -162,7 +157,7 @@ KILN_REGISTER_OP(matmul) {
   d.infer_type = infer_matmul;
   d.reference = reference_matmul;
   d.pattern = OpPattern::kOutEWiseFusable;
-  return d;
+  return with_arity_check(std::move(d));
 }
 
 KILN_REGISTER_OP(gemm) {
@@ -180,7 +175,7 @@ KILN_REGISTER_OP(gemm) {
   d.infer_type = infer_gemm;
   d.reference = reference_gemm;
   d.pattern = OpPattern::kOutEWiseFusable;
-  return d;
+  return with_arity_check(std::move(d));
 }
 
 }  // namespace kiln::ir::ops

@@ -127,7 +127,7 @@ KILN_REGISTER_OP(batch_norm) {
   d.infer_type = infer_batch_norm;
   d.reference = reference_batch_norm;
   d.pattern = OpPattern::kBroadcast;
-  return d;
+  return with_arity_check(std::move(d));
 }
 
 KILN_REGISTER_OP(layer_norm) {
@@ -143,7 +143,7 @@ KILN_REGISTER_OP(layer_norm) {
   d.infer_type = infer_layer_norm;
   d.reference = reference_layer_norm;
   d.pattern = OpPattern::kOpaque;
-  return d;
+  return with_arity_check(std::move(d));
 }
 
 }  // namespace kiln::ir::ops

@@ -25,6 +25,24 @@ void fail_unsupported_dtype(const std::string& op, int index, const std::string&
                   std::string("element type ") + dtype_name(dtype) + " is not supported", "supported: " + allowed);
 }
 
+OpDef with_arity_check(OpDef def) {
+  InferTypeFn infer = std::move(def.infer_type);
+  const std::string name = def.name;
+  const int lo = def.min_inputs, hi = def.max_inputs;
+  def.infer_type = [infer, name, lo, hi](const std::vector<TensorType>& in, const Attrs& attrs) {
+    const int n = static_cast<int>(in.size());
+    if (n < lo || (hi >= 0 && n > hi)) {
+      const std::string expected = hi < 0   ? "at least " + std::to_string(lo)
+                                   : lo == hi ? std::to_string(lo)
+                                              : std::to_string(lo) + " to " + std::to_string(hi);
+      throw UserError(UserErrorKind::kInvalidArgument, "operator '" + name + "'",
+                      "takes " + expected + " input(s), got " + std::to_string(n));
+    }
+    return infer(in, attrs);
+  };
+  return def;
+}
+
 bool dtype_in(DType dtype, DTypeSet set) {
   switch (set) {
     case DTypeSet::kFloat: return is_float(dtype);

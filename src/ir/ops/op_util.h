@@ -28,6 +28,11 @@ std::string attr_subject(const std::string& op, const std::string& attr);
 [[noreturn]] void fail_unsupported_dtype(const std::string& op, int index, const std::string& name, DType dtype,
                                          const std::string& allowed);
 
+// Returns `def` with its type inference first checking the number of inputs against
+// min_inputs/max_inputs (UserError naming the operator), so that a hand-written graph with a wrong
+// count fails cleanly. Every operator's registration ends with it.
+OpDef with_arity_check(OpDef def);
+
 // Sets of element types an operator accepts.
 enum class DTypeSet : uint8_t {
   kFloat,          // f32 f64 f16 bf16

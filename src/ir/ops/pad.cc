@@ -4,6 +4,7 @@
 // axis), wrap (periodic). Moves element bytes, so any dtype works.
 #include <cstring>
 
+#include "ir/ops/dtype_dispatch.h"
 #include "ir/ops/op_util.h"
 
 namespace kiln::ir::ops {
@@ -73,7 +74,9 @@ std::vector<NDArray> reference_pad(const std::vector<NDArray>& in, const Attrs& 
       offsets[d].push_back(i < 0 ? -1 : i * strides[d]);
     }
   }
-  const NDArray value = NDArray::scalar(x.dtype(), attrs.get_float("value"));
+  // The fill value in x's dtype (integers: truncated and saturated, never undefined behaviour).
+  NDArray value = NDArray::empty(x.dtype(), {});
+  visit_dtype(x.dtype(), [&]<typename T>() { value.mutable_data<T>()[0] = from_double<T>(attrs.get_float("value")); });
   const size_t es = dtype_size(x.dtype());
   NDArray out = NDArray::empty(x.dtype(), os);
   auto* dst = static_cast<uint8_t*>(out.mutable_raw_data());
@@ -110,7 +113,7 @@ KILN_REGISTER_OP(pad) {
   d.infer_type = infer_pad;
   d.reference = reference_pad;
   d.pattern = OpPattern::kInjective;
-  return d;
+  return with_arity_check(std::move(d));
 }
 
 }  // namespace kiln::ir::ops

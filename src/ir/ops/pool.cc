@@ -176,7 +176,7 @@ KILN_REGISTER_OP(max_pool2d) {
     return std::vector<NDArray>{cast_array(y, out_types[0].dtype)};
   };
   d.pattern = OpPattern::kOutEWiseFusable;
-  return d;
+  return with_arity_check(std::move(d));
 }
 
 KILN_REGISTER_OP(avg_pool2d) {
@@ -198,7 +198,7 @@ KILN_REGISTER_OP(avg_pool2d) {
     return std::vector<NDArray>{cast_array(y, out_types[0].dtype)};
   };
   d.pattern = OpPattern::kOutEWiseFusable;
-  return d;
+  return with_arity_check(std::move(d));
 }
 
 KILN_REGISTER_OP(global_avg_pool) {
@@ -210,7 +210,7 @@ KILN_REGISTER_OP(global_avg_pool) {
     return std::vector<NDArray>{global_pool(in[0], out_types[0], false)};
   };
   d.pattern = OpPattern::kCommReduce;
-  return d;
+  return with_arity_check(std::move(d));
 }
 
 KILN_REGISTER_OP(global_max_pool) {
@@ -222,7 +222,7 @@ KILN_REGISTER_OP(global_max_pool) {
     return std::vector<NDArray>{global_pool(in[0], out_types[0], true)};
   };
   d.pattern = OpPattern::kCommReduce;
-  return d;
+  return with_arity_check(std::move(d));
 }
 
 }  // namespace kiln::ir::ops

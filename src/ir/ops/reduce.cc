@@ -107,7 +107,7 @@ OpDef make_reduce(const char* name, const char* doc, ReduceKind kind) {
     return std::vector<NDArray>{reduce(kind, in[0], attrs, out[0])};
   };
   d.pattern = OpPattern::kCommReduce;
-  return d;
+  return with_arity_check(std::move(d));
 }
 
 }  // namespace

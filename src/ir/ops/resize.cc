@@ -209,7 +209,7 @@ KILN_REGISTER_OP(resize) {
   d.infer_type = infer_resize;
   d.reference = reference_resize;
   d.pattern = OpPattern::kInjective;
-  return d;
+  return with_arity_check(std::move(d));
 }
 
 }  // namespace kiln::ir::ops

@@ -46,7 +46,7 @@ KILN_REGISTER_OP(reshape) {
     return std::vector<NDArray>{in[0].reshaped(out[0].shape)};
   };
   d.pattern = OpPattern::kInjective;
-  return d;
+  return with_arity_check(std::move(d));
 }
 
 KILN_REGISTER_OP(transpose) {
@@ -78,7 +78,7 @@ KILN_REGISTER_OP(transpose) {
     return std::vector<NDArray>{out};
   };
   d.pattern = OpPattern::kInjective;
-  return d;
+  return with_arity_check(std::move(d));
 }
 
 KILN_REGISTER_OP(expand) {
@@ -97,7 +97,7 @@ KILN_REGISTER_OP(expand) {
     return std::vector<NDArray>{out};
   };
   d.pattern = OpPattern::kBroadcast;
-  return d;
+  return with_arity_check(std::move(d));
 }
 
 KILN_REGISTER_OP(concat) {
@@ -148,7 +148,7 @@ KILN_REGISTER_OP(concat) {
     return std::vector<NDArray>{out};
   };
   d.pattern = OpPattern::kInjective;
-  return d;
+  return with_arity_check(std::move(d));
 }
 
 KILN_REGISTER_OP(split) {
@@ -197,7 +197,7 @@ KILN_REGISTER_OP(split) {
     return outs;
   };
   d.pattern = OpPattern::kInjective;
-  return d;
+  return with_arity_check(std::move(d));
 }
 
 }  // namespace kiln::ir::ops

@@ -98,7 +98,7 @@ KILN_REGISTER_OP(strided_slice) {
     return std::vector<NDArray>{out};
   };
   d.pattern = OpPattern::kInjective;
-  return d;
+  return with_arity_check(std::move(d));
 }
 
 KILN_REGISTER_OP(gather) {
@@ -152,7 +152,7 @@ KILN_REGISTER_OP(gather) {
     return std::vector<NDArray>{out};
   };
   d.pattern = OpPattern::kInjective;
-  return d;
+  return with_arity_check(std::move(d));
 }
 
 }  // namespace kiln::ir::ops

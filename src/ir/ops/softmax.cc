@@ -55,7 +55,7 @@ OpDef make_softmax(const char* name, bool log) {
     return std::vector<NDArray>{softmax(in[0], static_cast<int>(attrs.get_int("axis")), log)};
   };
   d.pattern = OpPattern::kOpaque;
-  return d;
+  return with_arity_check(std::move(d));
 }
 
 }  // namespace

@@ -224,6 +224,21 @@ TEST(OpErrors, Resize) {
   EXPECT_INFER_ERROR("resize", x, Attrs(sizes).set("exclude_outside", int64_t{3}), K::kInvalidArgument, "'exclude_outside'");
 }
 
+// Every operator rejects a wrong number of inputs by name (a hand-written graph may have any).
+TEST(OpErrors, WrongInputCount) {
+  for (const auto& name : OpRegistry::global().names()) {
+    const OpDef& op = OpRegistry::global().get(name);
+    if (op.min_inputs > 0) {
+      const std::vector<TensorType> few(op.min_inputs - 1, F32({2}));
+      EXPECT_TRUE(throws_user_error([&] { op.infer_type(few, {}); }, K::kInvalidArgument, "operator '" + name + "'"));
+    }
+    if (op.max_inputs >= 0) {
+      const std::vector<TensorType> many(op.max_inputs + 1, F32({2}));
+      EXPECT_TRUE(throws_user_error([&] { op.infer_type(many, {}); }, K::kInvalidArgument, "input(s), got"));
+    }
+  }
+}
+
 // Every operator of docs/ops.md is registered with its pattern, and each is complete: a
 // reference, a doc line, and attribute docs.
 TEST(OpRegistryContents, EveryOperatorIsComplete) {

@@ -127,6 +127,24 @@ TEST(OpReference, BroadcastIterationOddShapes) {
   EXPECT_TRUE(all_close(run1("sub", {f32({}, {2}), f32({}, {5})}), f32({}, {-3})));
 }
 
+TEST(OpReference, PadFillValueIsConvertedSafely) {
+  // 300 saturates to 127 in i8; nan becomes 0 (no undefined conversion).
+  const NDArray x = make(DType::kI8, {1}, {5});
+  EXPECT_TRUE(all_close(run1("pad", {x}, Attrs().set("pads", Ints{1, 0}).set("value", 300.0)),
+                        make(DType::kI8, {2}, {127, 5}), 0, 0));
+  EXPECT_TRUE(all_close(run1("pad", {x}, Attrs().set("pads", Ints{0, 1}).set("value", std::nan(""))),
+                        make(DType::kI8, {2}, {5, 0}), 0, 0));
+}
+
+TEST(OpReference, NDArrayIntegerConversionSaturates) {
+  NDArray a = NDArray::empty(DType::kI32, {4});
+  a.set_from_double(0, 1e12);
+  a.set_from_double(1, -1e12);
+  a.set_from_double(2, std::nan(""));
+  a.set_from_double(3, -7.9);
+  EXPECT_TRUE(all_close(a, make(DType::kI32, {4}, {2147483647, -2147483648.0, 0, -7}), 0, 0));
+}
+
 TEST(OpReference, LayerNormByHand) {
   // Row [1, 2, 3]: mean 2, biased var 2/3; y = (x - 2) / sqrt(2/3) (epsilon 0).
   const double s = std::sqrt(2.0 / 3.0);
