@@ -294,4 +294,13 @@ BENCHMARK(BM_MatmulF32Te)
 
 }  // namespace
 
+// Shared with the program's other benchmark files (bench_report.h).
+namespace kiln_bench {
+double peak_gflops() { return ::peak_gflops(); }
+double thread_cpu_seconds() { return ::thread_cpu_seconds(); }
+void report(benchmark::State& state, double flops_per_iteration, double seconds, int threads, double cpu_seconds) {
+  ::report(state, flops_per_iteration, seconds, threads, cpu_seconds);
+}
+}  // namespace kiln_bench
+
 BENCHMARK_MAIN();

@@ -1,0 +1,67 @@
+// Default CPU schedules for operator computes, as data: each template has named integer knobs
+// (tile sizes, vector width, unroll, which axes run in parallel) and a default rule that derives
+// them from the target and the shapes. Auto-tuning later searches knob values only; the
+// templates stay fixed.
+//
+//   Knobs k = default_knobs(result, target);     // e.g. {"vector": 8, "tile_m": 4, ...}
+//   k.set("tile_m", 6);                           // a tuner's choice
+//   tir::Schedule s(result.outputs);
+//   apply_schedule(s, result, k);
+//
+// Templates (schedule.cc, schedule_nn.cc):
+//   injective   outputs (and every unnamed compute, inlined): fuse all axes, split the fused loop
+//               by "vector" (tail: partition_tails keeps the main loop guard-free), vectorize the
+//               inner part when the innermost axis is contiguous, parallel outer part when the
+//               output has at least "parallel_min" elements.
+//   reduction   each reduction stage at the root, its leading data-parallel axes fused and
+//               parallel; injective stages inlined.
+//   matmul      packed B panels of "n_block" columns; C tiles "tile_m" x "n_block" accumulated in
+//               registers (cache_write), k outermost in the tile, rows parallel.
+//   conv2d_nchwc  output channels blocked by "oc_block" (packed weights [M/ob, C, kh, kw, ob]),
+//               register tile "tile_ow" output columns x oc_block, reduction (c, kh, kw) outside
+//               the tile, (n, oc-chunk, oh) parallel.
+//   depthwise   per (n, c) plane parallel, output rows vectorized by "vector" with kh/kw outside.
+#ifndef KILN_TOPI_SCHEDULE_H_
+#define KILN_TOPI_SCHEDULE_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "kiln/codegen/target.h"
+#include "kiln/tir/schedule.h"
+#include "kiln/topi/compute.h"
+
+namespace kiln::topi {
+
+class Knobs {
+ public:
+  Knobs& set(const std::string& name, int64_t value) {
+    values_[name] = value;
+    return *this;
+  }
+  bool has(const std::string& name) const { return values_.count(name) != 0; }
+  // UserError(kInvalidArgument) naming the knob when it is missing.
+  int64_t get(const std::string& name) const;
+  const std::map<std::string, int64_t>& values() const { return values_; }
+  // "n_block=16 tile_m=4 vector=8"
+  std::string to_string() const;
+
+ private:
+  std::map<std::string, int64_t> values_;
+};
+
+// The layout facts a target gives computes (vector lanes, register count).
+LayoutHints layout_hints(const codegen::Target& target);
+
+// The template's knobs with their default values for this compute on this target.
+Knobs default_knobs(const ComputeResult& result, const codegen::Target& target);
+
+// Applies the template of `result.schedule` to `s` (a Schedule of result.outputs) with `knobs`
+// (missing knobs are a UserError naming them; values are checked: positive, dividing where the
+// layout requires it).
+void apply_schedule(tir::Schedule& s, const ComputeResult& result, const Knobs& knobs);
+
+}  // namespace kiln::topi
+
+#endif  // KILN_TOPI_SCHEDULE_H_

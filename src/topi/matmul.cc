@@ -1,0 +1,151 @@
+// matmul (numpy semantics: 1-D promotion, batch broadcasting) and gemm. With a 2-D (or batched)
+// right operand, B is packed into panels of n_block columns, Bp[batch.., N/nb, K, nb] (zero past
+// N), so the register tile reads one contiguous vector per k; the product accumulates in f32 for
+// f32/f16/bf16 and in the element type for integers (wrapping as the reference's int64 sum does
+// modulo 2^bits). A 1-D operand has no tile to block: it uses the plain reduction schedule.
+#include "kiln/topi/compute.h"
+#include "topi/topi_util.h"
+
+namespace kiln::topi {
+namespace {
+
+using ir::DType;
+
+int64_t n_block_for(int64_t n, const LayoutHints& hints) {
+  const int64_t lanes = hints.vector_lanes_f32;
+  const int64_t nb = lanes * (hints.num_vector_regs >= 32 ? 4 : 2);
+  const int64_t rounded = (n + lanes - 1) / lanes * lanes;
+  return std::min(nb, rounded);
+}
+
+// Panels of B: bp[batch.., jo, k, jj] = B[batch.., k, jo*nb + jj] (or B[.., jo*nb + jj, k] when
+// transposed), zero past N.
+Tensor pack_b(const Tensor& b, int64_t K, int64_t N, int64_t nb, bool trans_b) {
+  const size_t rank = b.shape().size();
+  ir::Shape shape(b.shape().begin(), b.shape().end() - 2);
+  shape.push_back((N + nb - 1) / nb);
+  shape.push_back(K);
+  shape.push_back(nb);
+  return tir::compute(
+      shape,
+      [&](const std::vector<Var>& i) {
+        std::vector<Expr> idx(i.begin(), i.begin() + static_cast<long>(rank - 2));
+        const Expr j = i[rank - 2] * nb + i[rank];
+        const Expr k = i[rank - 1];
+        if (trans_b) {
+          idx.push_back(j);
+          idx.push_back(k);
+        } else {
+          idx.push_back(k);
+          idx.push_back(j);
+        }
+        return tir::read_or(b, idx, constant(b.dtype(), 0));
+      },
+      "pack_b", {});
+}
+
+ComputeResult matmul_compute(const std::vector<Tensor>& in, const ir::Attrs&, const std::vector<ir::TensorType>& out,
+                             const LayoutHints& hints) {
+  const Tensor a = in[0], b = in[1];
+  const DType dt = out[0].dtype, ct = compute_dtype(dt);
+  const size_t ra = a.shape().size(), rb = b.shape().size();
+  const ir::Shape& oshape = out[0].shape;
+  const size_t nbatch = oshape.size() - (ra >= 2 ? 1 : 0) - (rb >= 2 ? 1 : 0);
+  const int64_t K = a.shape().back();
+  const bool blocked = ra >= 2 && rb >= 2;
+  const int64_t N = rb >= 2 ? b.shape().back() : 1;
+  const int64_t nb = blocked ? n_block_for(N, hints) : 0;
+  Tensor bp = blocked ? pack_b(b, K, N, nb, false) : Tensor();
+  tir::IterVar k = tir::reduce_axis(K, "k");
+  Tensor prod = tir::compute(
+      oshape,
+      [&](const std::vector<Var>& i) {
+        const std::vector<Expr> batch(i.begin(), i.begin() + static_cast<long>(nbatch));
+        std::vector<Expr> ia, ib;
+        if (ra >= 2) {
+          ir::Shape abatch(a.shape().begin(), a.shape().end() - 2);
+          ia = broadcast_indices(batch, abatch);
+          ia.push_back(i[nbatch]);
+        }
+        ia.push_back(k);
+        const Expr j = rb >= 2 ? Expr(i.back()) : Expr(0);
+        Expr vb;
+        if (blocked) {
+          ir::Shape bbatch(b.shape().begin(), b.shape().end() - 2);
+          ib = broadcast_indices(batch, bbatch);
+          ib.push_back(tir::floordiv(j, Expr(nb)));
+          ib.push_back(k);
+          ib.push_back(tir::floormod(j, Expr(nb)));
+          vb = bp(ib);
+        } else if (rb >= 2) {
+          ir::Shape bbatch(b.shape().begin(), b.shape().end() - 2);
+          ib = broadcast_indices(batch, bbatch);
+          ib.push_back(k);
+          ib.push_back(j);
+          vb = b(ib);
+        } else {
+          vb = b(Expr(k));
+        }
+        return tir::sum(cast_to(ct, a(ia)) * cast_to(ct, vb), {k});
+      },
+      "matmul_acc");
+  ComputeResult r;
+  r.schedule = blocked ? ScheduleKind::kMatmul : ScheduleKind::kReduction;
+  r.parts["anchor"] = prod;
+  if (blocked) {
+    r.parts["pack_b"] = bp;
+    r.layout["n_block"] = nb;
+  }
+  if (ct == dt) {
+    r.outputs = {prod};
+  } else {
+    r.outputs = {tir::compute(oshape, [&](const std::vector<Var>& i) { return cast_to(dt, prod(as_exprs(i))); },
+                              "matmul")};
+  }
+  return r;
+}
+KILN_REGISTER_COMPUTE(matmul, "matmul", matmul_compute);
+
+// gemm: alpha * A' B' + beta * C (C broadcast to [M, N]).
+ComputeResult gemm_compute(const std::vector<Tensor>& in, const ir::Attrs& attrs, const std::vector<ir::TensorType>& out,
+                           const LayoutHints& hints) {
+  const Tensor a = in[0], b = in[1];
+  const bool ta = attrs.get_int("trans_a") != 0, tb = attrs.get_int("trans_b") != 0;
+  const double alpha = attrs.get_float("alpha"), beta = attrs.get_float("beta");
+  const DType dt = out[0].dtype, ct = compute_dtype(dt);
+  const int64_t K = ta ? a.shape()[0] : a.shape()[1];
+  const int64_t N = out[0].shape[1];
+  const int64_t nb = n_block_for(N, hints);
+  Tensor bp = pack_b(b, K, N, nb, tb);
+  tir::IterVar k = tir::reduce_axis(K, "k");
+  Tensor prod = tir::compute(
+      out[0].shape,
+      [&](const std::vector<Var>& i) {
+        const Expr va = ta ? a(Expr(k), i[0]) : a(i[0], Expr(k));
+        const Expr vb = bp(tir::floordiv(i[1], Expr(nb)), Expr(k), tir::floormod(i[1], Expr(nb)));
+        return tir::sum(cast_to(ct, va) * cast_to(ct, vb), {k});
+      },
+      "gemm_acc");
+  ComputeResult r;
+  r.schedule = ScheduleKind::kMatmul;
+  r.parts["anchor"] = prod;
+  r.parts["pack_b"] = bp;
+  r.layout["n_block"] = nb;
+  r.outputs = {tir::compute(
+      out[0].shape,
+      [&](const std::vector<Var>& i) {
+        Expr v = prod(as_exprs(i));
+        if (alpha != 1.0) v = v * alpha;
+        if (in.size() > 2 && beta != 0.0) {
+          const Tensor c = in[2];
+          v = v + cast_to(ct, c(broadcast_indices(i, c.shape()))) * beta;
+        }
+        return cast_to(dt, v);
+      },
+      "gemm")};
+  return r;
+}
+KILN_REGISTER_COMPUTE(gemm, "gemm", gemm_compute);
+
+}  // namespace
+}  // namespace kiln::topi

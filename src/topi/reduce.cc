@@ -1,0 +1,226 @@
+// Reductions and the normalizations built from them: reduce_sum/mean/max, global pooling,
+// softmax, log_softmax, layer_norm. Each reduction is its own compute stage (a Reduce is the whole
+// body of a compute); the elementwise steps around them are computes that the reduction schedule
+// inlines. Sums accumulate in f32 for f32/f16/bf16 (the reference uses double: the difference
+// grows with the reduction length, see tests/topi for the tolerances), i64 for integer means.
+#include <limits>
+
+#include "kiln/topi/compute.h"
+#include "topi/topi_util.h"
+
+namespace kiln::topi {
+namespace {
+
+using ir::DType;
+
+enum class Kind { kSum, kMean, kMax };
+
+// Reduces x over `reduced` axes; out_shape keeps them as 1 (keepdims) or drops them.
+ComputeResult reduce_axes(const std::string& op, const Tensor& x, const std::vector<bool>& reduced, Kind kind,
+                          const ir::Shape& out_shape) {
+  const DType dt = x.dtype();
+  const DType acc = kind == Kind::kMean && !ir::is_float(dt) ? DType::kI64 : compute_dtype(dt);
+  std::vector<tir::IterVar> raxes;
+  int64_t count = 1;
+  ir::Shape kept;  // the data-parallel axes of the reduction stage
+  for (size_t d = 0; d < reduced.size(); ++d) {
+    if (reduced[d]) {
+      raxes.push_back(tir::reduce_axis(x.shape()[d], "r" + std::to_string(d)));
+      count *= x.shape()[d];
+    } else {
+      kept.push_back(x.shape()[d]);
+    }
+  }
+  if (count == 0) fail_unsupported(op, "an empty reduction");
+  Tensor red = tir::compute(
+      kept,
+      [&](const std::vector<Var>& i) {
+        std::vector<Expr> idx;
+        size_t k = 0, r = 0;
+        for (size_t d = 0; d < reduced.size(); ++d) idx.push_back(reduced[d] ? Expr(raxes[r++].var()) : Expr(i[k++]));
+        const Expr v = cast_to(acc, x(idx));
+        return kind == Kind::kMax ? tir::max_reduce(v, raxes) : tir::sum(v, raxes);
+      },
+      op + "_red");
+  ComputeResult r;
+  r.schedule = ScheduleKind::kReduction;
+  r.parts["anchor"] = red;
+  r.outputs = {tir::compute(
+      out_shape,
+      [&](const std::vector<Var>& i) {
+        // Output index -> reduction-stage index: drop the reduced axes (kept as 1 or absent).
+        std::vector<Expr> idx;
+        if (out_shape.size() == reduced.size()) {
+          for (size_t d = 0; d < reduced.size(); ++d) {
+            if (!reduced[d]) idx.push_back(i[d]);
+          }
+        } else {
+          idx = as_exprs(i);
+        }
+        Expr v = red(idx);
+        if (kind == Kind::kMean) {
+          v = ir::is_float(dt) ? v * (1.0 / static_cast<double>(count))
+                               : tir::select(v < Expr(int64_t{0}), Expr(int64_t{0}) - tir::floordiv(Expr(int64_t{0}) - v, Expr(count)),
+                                             tir::floordiv(v, Expr(count)));
+        }
+        return cast_to(dt, v);
+      },
+      op)};
+  return r;
+}
+
+ComputeResult reduce_compute(const std::string& op, Kind kind, const std::vector<Tensor>& in, const ir::Attrs& attrs,
+                             const std::vector<ir::TensorType>& out) {
+  const Tensor x = in[0];
+  const auto& axes = attrs.get_ints("axes");
+  std::vector<bool> reduced(x.shape().size(), axes.empty());
+  for (int64_t a : axes) reduced[static_cast<size_t>(a)] = true;
+  return reduce_axes(op, x, reduced, kind, out[0].shape);
+}
+
+ComputeResult global_pool(const std::string& op, Kind kind, const std::vector<Tensor>& in,
+                          const std::vector<ir::TensorType>& out) {
+  const Tensor x = in[0];
+  std::vector<bool> reduced(x.shape().size(), true);
+  reduced[0] = reduced[1] = false;
+  return reduce_axes(op, x, reduced, kind, out[0].shape);
+}
+
+KILN_REGISTER_COMPUTE(reduce_sum, "reduce_sum",
+                      [](const std::vector<Tensor>& in, const ir::Attrs& a, const std::vector<ir::TensorType>& o,
+                         const LayoutHints&) { return reduce_compute("reduce_sum", Kind::kSum, in, a, o); });
+KILN_REGISTER_COMPUTE(reduce_mean, "reduce_mean",
+                      [](const std::vector<Tensor>& in, const ir::Attrs& a, const std::vector<ir::TensorType>& o,
+                         const LayoutHints&) { return reduce_compute("reduce_mean", Kind::kMean, in, a, o); });
+KILN_REGISTER_COMPUTE(reduce_max, "reduce_max",
+                      [](const std::vector<Tensor>& in, const ir::Attrs& a, const std::vector<ir::TensorType>& o,
+                         const LayoutHints&) { return reduce_compute("reduce_max", Kind::kMax, in, a, o); });
+KILN_REGISTER_COMPUTE(global_avg_pool, "global_avg_pool",
+                      [](const std::vector<Tensor>& in, const ir::Attrs&, const std::vector<ir::TensorType>& o,
+                         const LayoutHints&) { return global_pool("global_avg_pool", Kind::kMean, in, o); });
+KILN_REGISTER_COMPUTE(global_max_pool, "global_max_pool",
+                      [](const std::vector<Tensor>& in, const ir::Attrs&, const std::vector<ir::TensorType>& o,
+                         const LayoutHints&) { return global_pool("global_max_pool", Kind::kMax, in, o); });
+
+// x with `axis` replaced by the reduction variable r.
+std::vector<Expr> with_axis(const std::vector<Var>& i, size_t axis, const Expr& r) {
+  std::vector<Expr> idx = as_exprs(i);
+  idx[axis] = r;
+  return idx;
+}
+// The index into a stage that dropped `axis`.
+std::vector<Expr> without_axis(const std::vector<Var>& i, size_t axis) {
+  std::vector<Expr> idx;
+  for (size_t d = 0; d < i.size(); ++d) {
+    if (d != axis) idx.push_back(i[d]);
+  }
+  return idx;
+}
+
+// softmax / log_softmax over `axis`: m = max x; s = sum exp(x - m); x - m - log s or exp(x - m) / s.
+ComputeResult softmax_compute(const std::string& op, bool log_form, const std::vector<Tensor>& in,
+                              const ir::Attrs& attrs) {
+  const Tensor x = in[0];
+  const size_t axis = static_cast<size_t>(attrs.get_int("axis"));
+  const DType dt = x.dtype(), ct = compute_dtype(dt);
+  const int64_t n = x.shape()[axis];
+  ir::Shape kept;
+  for (size_t d = 0; d < x.shape().size(); ++d) {
+    if (d != axis) kept.push_back(x.shape()[d]);
+  }
+  tir::IterVar k1 = tir::reduce_axis(n, "k");
+  Tensor mx = tir::compute(
+      kept,
+      [&](const std::vector<Var>& i) {
+        std::vector<Expr> idx(i.begin(), i.end());
+        idx.insert(idx.begin() + static_cast<long>(axis), Expr(k1.var()));
+        return tir::max_reduce(cast_to(ct, x(idx)), {k1});
+      },
+      op + "_max");
+  tir::IterVar k2 = tir::reduce_axis(n, "k");
+  Tensor sm = tir::compute(
+      kept,
+      [&](const std::vector<Var>& i) {
+        std::vector<Expr> idx(i.begin(), i.end());
+        idx.insert(idx.begin() + static_cast<long>(axis), Expr(k2.var()));
+        return tir::sum(tir::exp(cast_to(ct, x(idx)) - mx(as_exprs(i))), {k2});
+      },
+      op + "_sum");
+  ComputeResult r;
+  r.schedule = ScheduleKind::kReduction;
+  r.parts["anchor"] = sm;
+  r.outputs = {tir::compute(
+      x.shape(),
+      [&](const std::vector<Var>& i) {
+        const Expr shifted = cast_to(ct, x(as_exprs(i))) - mx(without_axis(i, axis));
+        const Expr s = sm(without_axis(i, axis));
+        return cast_to(dt, log_form ? shifted - tir::log(s) : tir::exp(shifted) / s);
+      },
+      op)};
+  return r;
+}
+
+KILN_REGISTER_COMPUTE(softmax, "softmax",
+                      [](const std::vector<Tensor>& in, const ir::Attrs& a, const std::vector<ir::TensorType>&,
+                         const LayoutHints&) { return softmax_compute("softmax", false, in, a); });
+KILN_REGISTER_COMPUTE(log_softmax, "log_softmax",
+                      [](const std::vector<Tensor>& in, const ir::Attrs& a, const std::vector<ir::TensorType>&,
+                         const LayoutHints&) { return softmax_compute("log_softmax", true, in, a); });
+
+// layer_norm over the axes from `axis`: two-pass mean and biased variance, then
+// (x - mean) / sqrt(var + eps) * scale + bias (scale/bias broadcast to x.shape[axis:]).
+ComputeResult layer_norm_compute(const std::vector<Tensor>& in, const ir::Attrs& attrs,
+                                 const std::vector<ir::TensorType>&, const LayoutHints&) {
+  const Tensor x = in[0], scale = in[1];
+  const bool has_bias = in.size() > 2;
+  const size_t axis = static_cast<size_t>(attrs.get_int("axis"));
+  const double eps = attrs.get_float("epsilon");
+  const DType dt = x.dtype(), ct = compute_dtype(dt);
+  const size_t rank = x.shape().size();
+  ir::Shape outer(x.shape().begin(), x.shape().begin() + static_cast<long>(axis));
+  ir::Shape inner(x.shape().begin() + static_cast<long>(axis), x.shape().end());
+  int64_t count = 1;
+  for (int64_t d : inner) count *= d;
+  auto reduce_vars = [&](const char* prefix) {
+    std::vector<tir::IterVar> rv;
+    for (size_t d = axis; d < rank; ++d) rv.push_back(tir::reduce_axis(x.shape()[d], prefix + std::to_string(d)));
+    return rv;
+  };
+  auto full_index = [&](const std::vector<Var>& o, const std::vector<tir::IterVar>& rv) {
+    std::vector<Expr> idx = as_exprs(o);
+    for (const auto& v : rv) idx.push_back(v.var());
+    return idx;
+  };
+  const std::vector<tir::IterVar> r1 = reduce_vars("r");
+  Tensor mean = tir::compute(
+      outer, [&](const std::vector<Var>& o) { return tir::sum(cast_to(ct, x(full_index(o, r1))), r1); },
+      "layer_norm_sum");
+  const std::vector<tir::IterVar> r2 = reduce_vars("s");
+  const double inv = 1.0 / static_cast<double>(count);
+  Tensor var = tir::compute(
+      outer,
+      [&](const std::vector<Var>& o) {
+        const Expr d = cast_to(ct, x(full_index(o, r2))) - mean(as_exprs(o)) * inv;
+        return tir::sum(d * d, r2);
+      },
+      "layer_norm_sqsum");
+  ComputeResult r;
+  r.schedule = ScheduleKind::kReduction;
+  r.parts["anchor"] = var;
+  r.outputs = {tir::compute(
+      x.shape(),
+      [&](const std::vector<Var>& i) {
+        const std::vector<Expr> o(i.begin(), i.begin() + static_cast<long>(axis));
+        const std::vector<Var> tail(i.begin() + static_cast<long>(axis), i.end());
+        const Expr norm = (cast_to(ct, x(as_exprs(i))) - mean(o) * inv) / tir::sqrt(var(o) * inv + eps);
+        Expr y = norm * cast_to(ct, scale(broadcast_indices(tail, scale.shape())));
+        if (has_bias) y = y + cast_to(ct, in[2](broadcast_indices(tail, in[2].shape())));
+        return cast_to(dt, y);
+      },
+      "layer_norm")};
+  return r;
+}
+KILN_REGISTER_COMPUTE(layer_norm, "layer_norm", layer_norm_compute);
+
+}  // namespace
+}  // namespace kiln::topi

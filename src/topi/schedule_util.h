@@ -1,0 +1,32 @@
+// Internal pieces shared by the schedule templates (schedule.cc, schedule_nn.cc).
+#ifndef KILN_SRC_TOPI_SCHEDULE_UTIL_H_
+#define KILN_SRC_TOPI_SCHEDULE_UTIL_H_
+
+#include <vector>
+
+#include "kiln/tir/schedule.h"
+#include "kiln/topi/schedule.h"
+
+namespace kiln::topi {
+
+// The tensors of every stage of `s`, producers first (a snapshot: cache_write adds stages).
+std::vector<tir::Tensor> stage_tensors(const tir::Schedule& s);
+// Fuses the first n leaves of `st` into one.
+tir::IterVar fuse_leading(tir::Stage st, size_t n);
+int64_t extent_of(const tir::IterVar& iv);
+// All data axes fused; split by `vector` (vectorized inner part); the outer part parallel when
+// the stage has at least parallel_min elements. Reduction stages are left alone.
+void schedule_injective_stage(tir::Stage st, int64_t vector, int64_t parallel_min);
+// Data-parallel axes fused and parallel; reduction loops inside.
+void schedule_reduction_stage(tir::Stage st);
+// Every stage not in `handled`: outputs, named parts and reductions at the root (injective or
+// reduction treatment), other computes inlined.
+void schedule_rest(tir::Schedule& s, const ComputeResult& r, const Knobs& k, const std::vector<tir::Tensor>& handled);
+
+void schedule_matmul(tir::Schedule& s, const ComputeResult& r, const Knobs& k);
+void schedule_conv2d_nchwc(tir::Schedule& s, const ComputeResult& r, const Knobs& k);
+void schedule_depthwise(tir::Schedule& s, const ComputeResult& r, const Knobs& k);
+
+}  // namespace kiln::topi
+
+#endif  // KILN_SRC_TOPI_SCHEDULE_UTIL_H_

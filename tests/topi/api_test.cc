@@ -1,0 +1,149 @@
+// The operator library's interfaces: every registered graph op has a compute, the user-facing
+// errors of build_op_kernel / knobs, default knobs derived from the target, the injective
+// template really vectorizes, and computes compose into one fused kernel (conv2d -> relu).
+#include <gtest/gtest.h>
+
+#include "kiln/codegen/target.h"
+#include "kiln/ir/op.h"
+#include "kiln/support/error.h"
+#include "kiln/tir/lower.h"
+#include "kiln/tir/printer.h"
+#include "kiln/topi/build.h"
+#include "kiln/topi/compute.h"
+#include "kiln/topi/schedule.h"
+#include "topi_test_util.h"
+
+namespace kiln::topi::testing {
+namespace {
+
+using ir::Attrs;
+using ir::DType;
+using Ints = std::vector<int64_t>;
+
+template <typename Fn>
+UserError expect_user_error(Fn&& fn, UserErrorKind kind) {
+  try {
+    fn();
+  } catch (const UserError& e) {
+    EXPECT_EQ(e.kind(), kind) << e.what();
+    return e;
+  }
+  ADD_FAILURE() << "expected a UserError";
+  return UserError(kind, "", "");
+}
+
+TEST(TopiApi, EveryGraphOpHasACompute) {
+  for (const std::string& op : ir::OpRegistry::global().names()) {
+    EXPECT_NE(ComputeRegistry::global().find(op), nullptr) << "no compute for graph op '" << op << "'";
+  }
+  for (const std::string& op : ComputeRegistry::global().names()) {
+    EXPECT_NE(ir::OpRegistry::global().find(op), nullptr) << "compute for unknown op '" << op << "'";
+  }
+}
+
+TEST(TopiApi, Errors) {
+  const codegen::Target& host = codegen::host_target();
+  expect_user_error([&] { build_op_kernel("no_such_op", {tt({4})}, {}, host); }, UserErrorKind::kNotFound);
+  // Wrong input count, unknown attribute, inputs type inference rejects.
+  expect_user_error([&] { build_op_kernel("add", {tt({4})}, {}, host); }, UserErrorKind::kInvalidArgument);
+  expect_user_error([&] { build_op_kernel("relu", {tt({4})}, Attrs().set("alpha", 1.0), host); },
+                    UserErrorKind::kInvalidArgument);
+  expect_user_error([&] { build_op_kernel("add", {tt({4}), tt({5})}, {}, host); }, UserErrorKind::kInvalidArgument);
+  // A dtype the op accepts but the library has no kernel for.
+  UserError e = expect_user_error([&] { build_op_kernel("pow", {tt({4}, DType::kI32), tt({4}, DType::kI32)}, {}, host); },
+                                  UserErrorKind::kUnsupported);
+  EXPECT_NE(std::string(e.what()).find("pow"), std::string::npos) << e.what();
+  // Knobs: missing, non-positive, contradicting the compute's data layout.
+  OpKernelOptions missing;
+  missing.knobs = Knobs().set("vector", 8);
+  e = expect_user_error([&] { build_op_kernel("relu", {tt({13})}, {}, host, missing); }, UserErrorKind::kInvalidArgument);
+  EXPECT_NE(std::string(e.what()).find("parallel_min"), std::string::npos) << e.what();
+  OpKernelOptions negative;
+  negative.knobs = Knobs().set("vector", -8).set("parallel_min", 1);
+  expect_user_error([&] { build_op_kernel("relu", {tt({13})}, {}, host, negative); }, UserErrorKind::kInvalidArgument);
+  tir::Tensor a = tir::placeholder({32, 32}, DType::kF32, "a"), b = tir::placeholder({32, 32}, DType::kF32, "b");
+  ComputeResult mm = compute_op("matmul", {a, b}, {}, layout_hints(host));
+  Knobs k = default_knobs(mm, host);
+  OpKernelOptions layout;
+  layout.knobs = k.set("n_block", k.get("n_block") * 2);
+  e = expect_user_error([&] { build_op_kernel("matmul", {tt({32, 32}), tt({32, 32})}, {}, host, layout); },
+                        UserErrorKind::kInvalidArgument);
+  EXPECT_NE(std::string(e.what()).find("n_block"), std::string::npos) << e.what();
+}
+
+TEST(TopiApi, DefaultKnobsFollowTheTarget) {
+  const codegen::Target avx2 = codegen::parse_target("llvm -mcpu=znver3");
+  const codegen::Target avx512 = codegen::parse_target("llvm -mcpu=znver4");
+  tir::Tensor a = tir::placeholder({64, 64}, DType::kF32, "a"), b = tir::placeholder({64, 64}, DType::kF32, "b");
+  const ComputeResult r2 = compute_op("matmul", {a, b}, {}, layout_hints(avx2));
+  const ComputeResult r5 = compute_op("matmul", {a, b}, {}, layout_hints(avx512));
+  EXPECT_EQ(default_knobs(r2, avx2).get("vector"), 8);
+  EXPECT_EQ(default_knobs(r5, avx512).get("vector"), 16);
+  EXPECT_EQ(default_knobs(r2, avx2).get("n_block"), 16);   // two ymm per tile row
+  EXPECT_EQ(default_knobs(r5, avx512).get("n_block"), 64);  // four zmm per tile row
+  EXPECT_EQ(default_knobs(r2, avx2).get("tile_m"), 4);
+  EXPECT_EQ(default_knobs(r5, avx512).get("tile_m"), 8);
+  // conv2d 3x3 64->64 on 56x56: two-vector oc block and a 6-column tile on AVX2.
+  tir::Tensor x = tir::placeholder({1, 64, 56, 56}, DType::kF32, "x");
+  tir::Tensor w = tir::placeholder({64, 64, 3, 3}, DType::kF32, "w");
+  const Attrs pads = Attrs().set("pads", Ints{1, 1, 1, 1});
+  const ComputeResult c2 = compute_op("conv2d", {x, w}, pads, layout_hints(avx2));
+  const Knobs kc = default_knobs(c2, avx2);
+  EXPECT_EQ(kc.get("oc_block"), 16);
+  EXPECT_EQ(kc.get("ic_block"), 8);
+  EXPECT_EQ(kc.get("tile_ow"), 6);  // 6 x 2 vectors; the last of 10 tiles is 2 wide
+  EXPECT_EQ(c2.schedule, ScheduleKind::kConv2dNchwc);
+  EXPECT_EQ(kc.to_string(), "ic_block=8 oc_block=16 parallel_min=16384 rows_outer=1 tile_ow=6 vector=8");
+}
+
+TEST(TopiApi, InjectiveTemplateVectorizesWithTail) {
+  const tir::PrimFunc f = build_op_kernel("add", {tt({13, 7}), tt({7})}, {}, codegen::host_target());
+  const std::string text = tir::to_string(f);
+  const int lanes = codegen::host_target().vector_lanes(32);
+  EXPECT_NE(text.find("ramp("), std::string::npos) << text;
+  EXPECT_NE(text.find(", 1, " + std::to_string(lanes) + ")]"), std::string::npos) << text;  // full-width vector store
+  EXPECT_EQ(f->name, "topi_add");
+}
+
+// conv2d -> relu as one kernel: relu's compute on conv2d's output tensor, scheduled by conv2d's
+// template (the unpacking stage, no longer an output, is inlined into relu).
+TEST(TopiApi, ComputesComposeIntoOneKernel) {
+  const codegen::Target& host = codegen::host_target();
+  const LayoutHints hints = layout_hints(host);
+  tir::Tensor x = tir::placeholder({1, 8, 13, 13}, DType::kF32, "x");
+  tir::Tensor w = tir::placeholder({16, 8, 3, 3}, DType::kF32, "w");
+  const Attrs conv_attrs = Attrs().set("pads", Ints{1, 1, 1, 1});
+  ComputeResult group = compute_op("conv2d", {x, w}, conv_attrs, hints);
+  const ComputeResult relu = compute_op("relu", group.outputs, {}, hints);
+  group.outputs = relu.outputs;
+  tir::Schedule s(group.outputs);
+  apply_schedule(s, group, default_knobs(group, host));
+  const tir::PrimFunc f = tir::lower(s, {x, w, group.outputs[0]}, "conv_relu");
+  codegen::LLVMModule module(host, "fused");
+  module.add_prim_func(f);
+  codegen::JitModule jit(std::move(module));
+
+  std::mt19937 rng(3);
+  const ir::OpDef& conv = ir::OpRegistry::global().get("conv2d");
+  const ir::OpDef& relu_def = ir::OpRegistry::global().get("relu");
+  const Attrs full = ir::OpRegistry::global().validate_attrs(conv, conv_attrs);
+  std::vector<ir::NDArray> in = {random_array(tt({1, 8, 13, 13}), Dist::uniform(), rng),
+                                 random_array(tt({16, 8, 3, 3}), Dist::uniform(), rng)};
+  const auto conv_types = conv.infer_type({tt({1, 8, 13, 13}), tt({16, 8, 3, 3})}, full);
+  const ir::NDArray mid = conv.reference(in, full, conv_types)[0];
+  const ir::NDArray want = relu_def.reference({mid}, {}, conv_types)[0];
+  ir::NDArray got = ir::NDArray::empty(DType::kF32, {1, 16, 13, 13});
+  std::vector<std::vector<int64_t>> shapes(3);
+  jit.run("conv_relu", {dl_view(in[0], shapes[0]), dl_view(in[1], shapes[1]), dl_view(got, shapes[2])});
+  int bad = 0;
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    const double g = got.get_as_double(i), e = want.get_as_double(i);
+    if (std::fabs(g - e) > 1e-4 + 1e-4 * std::fabs(e) && bad++ < 5) {
+      ADD_FAILURE() << "index " << i << ": actual " << g << ", expected " << e;
+    }
+  }
+  EXPECT_EQ(bad, 0);
+}
+
+}  // namespace
+}  // namespace kiln::topi::testing

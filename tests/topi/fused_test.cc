@@ -1,0 +1,104 @@
+// Fused groups as one kernel (build_group_kernel): heavy op + elementwise consumers, injective
+// chains, an injective producer into a reduction. Compared with the members' reference
+// implementations chained on the same inputs.
+#include "kiln/support/error.h"
+#include "topi_test_util.h"
+
+namespace kiln::topi::testing {
+namespace {
+
+using ir::Attrs;
+using ir::DType;
+using Ints = std::vector<int64_t>;
+
+void check_group(const std::vector<GroupMember>& members, const std::vector<ir::TensorType>& in_types,
+                 const std::vector<ValueRef>& outs, Tolerance tol) {
+  std::mt19937 rng(5);
+  std::vector<ir::NDArray> inputs;
+  for (const auto& t : in_types) inputs.push_back(random_array(t, Dist::uniform(), rng));
+  // Reference: each member's reference on the chained values.
+  const ir::OpRegistry& reg = ir::OpRegistry::global();
+  std::vector<std::vector<ir::NDArray>> values;
+  for (const GroupMember& m : members) {
+    std::vector<ir::NDArray> in;
+    std::vector<ir::TensorType> types;
+    for (const ValueRef& r : m.inputs) {
+      in.push_back(r.kind == ValueRef::Kind::kGroupInput ? inputs[r.index] : values[r.index][r.output]);
+      types.push_back(in.back().type());
+    }
+    const ir::OpDef& def = reg.get(m.op);
+    const Attrs a = reg.validate_attrs(def, m.attrs);
+    values.push_back(def.reference(in, a, def.infer_type(types, a)));
+  }
+  const tir::PrimFunc f = build_group_kernel(members, in_types, outs, codegen::host_target());
+  codegen::LLVMModule module(codegen::host_target(), "fused");
+  module.add_prim_func(f);
+  codegen::JitModule jit(std::move(module));
+  std::vector<ir::NDArray> got;
+  for (const ValueRef& r : outs) {
+    const ir::NDArray& w = values[r.index][r.output];
+    got.push_back(ir::NDArray::empty(w.dtype(), w.shape()));
+  }
+  std::vector<std::vector<int64_t>> shapes(inputs.size() + got.size());
+  std::vector<DLTensor> args;
+  for (size_t i = 0; i < inputs.size(); ++i) args.push_back(dl_view(inputs[i], shapes[i]));
+  for (size_t i = 0; i < got.size(); ++i) args.push_back(dl_view(got[i], shapes[inputs.size() + i]));
+  jit.run(f->name, args);
+  for (size_t o = 0; o < outs.size(); ++o) {
+    const ir::NDArray& want = values[outs[o].index][outs[o].output];
+    int bad = 0;
+    for (int64_t i = 0; i < want.numel(); ++i) {
+      const double g = got[o].get_as_double(i), e = want.get_as_double(i);
+      if (std::fabs(g - e) > tol.atol + tol.rtol * std::fabs(e) && bad++ < 5) {
+        ADD_FAILURE() << f->name << " output " << o << " index " << i << ": actual " << g << ", expected " << e;
+      }
+    }
+    EXPECT_EQ(bad, 0) << f->name;
+  }
+}
+
+TEST(TopiFused, Conv2dBiasRelu) {
+  check_group({{"conv2d", {ValueRef::input(0), ValueRef::input(1)}, Attrs().set("pads", Ints{1, 1, 1, 1})},
+               {"add", {ValueRef::member(0), ValueRef::input(2)}, {}},
+               {"relu", {ValueRef::member(1)}, {}}},
+              {tt({1, 8, 13, 13}), tt({16, 8, 3, 3}), tt({16, 1, 1})}, {ValueRef::member(2)}, {1e-4, 1e-4});
+}
+
+TEST(TopiFused, MatmulBiasSigmoidTwoOutputs) {
+  check_group({{"matmul", {ValueRef::input(0), ValueRef::input(1)}, {}},
+               {"add", {ValueRef::member(0), ValueRef::input(2)}, {}},
+               {"sigmoid", {ValueRef::member(1)}, {}}},
+              {tt({13, 24}), tt({24, 37}), tt({37})}, {ValueRef::member(2), ValueRef::member(1)}, {1e-4, 1e-4});
+}
+
+TEST(TopiFused, InjectiveChainAndProducerIntoReduction) {
+  check_group({{"transpose", {ValueRef::input(0)}, Attrs().set("perm", Ints{1, 0})},
+               {"reshape", {ValueRef::member(0)}, Attrs().set("shape", Ints{7, 2, 13})},
+               {"relu", {ValueRef::member(1)}, {}}},
+              {tt({26, 7})}, {ValueRef::member(2)}, {0, 0});
+  check_group({{"reshape", {ValueRef::input(0)}, Attrs().set("shape", Ints{13, 77})},
+               {"mul", {ValueRef::member(0), ValueRef::input(1)}, {}},
+               {"softmax", {ValueRef::member(1)}, Attrs().set("axis", int64_t{1})}},
+              {tt({13, 7, 11}), tt({77})}, {ValueRef::member(2)}, {1e-4, 1e-5});
+}
+
+TEST(TopiFused, Errors) {
+  const codegen::Target& host = codegen::host_target();
+  try {
+    build_group_kernel({{"relu", {ValueRef::member(1)}, {}}, {"relu", {ValueRef::input(0)}, {}}}, {tt({4})},
+                       {ValueRef::member(1)}, host);
+    ADD_FAILURE() << "expected a UserError";
+  } catch (const UserError& e) {
+    EXPECT_EQ(e.kind(), UserErrorKind::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("not an earlier member"), std::string::npos) << e.what();
+  }
+  try {
+    build_group_kernel({{"relu", {ValueRef::input(0)}, {}}}, {tt({4})}, {ValueRef::member(0, 1)}, host);
+    ADD_FAILURE() << "expected a UserError";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("output 1 of member 0"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace kiln::topi::testing

@@ -1,0 +1,72 @@
+// Reductions, pooling and normalizations: generated kernels vs the reference.
+// Tolerances: the reference sums in double; the kernels sum in f32 in loop order, so the error
+// grows with the reduction length n (about sqrt(n) ulp of the sum of |terms| for random signs):
+// rtol 1e-4 / atol 1e-5 for sums of up to a few thousand terms; 1e-5 for max (exact) and short
+// windows.
+#include "topi_test_util.h"
+
+namespace kiln::topi::testing {
+namespace {
+
+using ir::Attrs;
+using ir::DType;
+using Ints = std::vector<int64_t>;
+
+constexpr Tolerance kSum{1e-4, 1e-5};
+
+TEST(TopiReduce, ReduceOps) {
+  for (const char* op : {"reduce_sum", "reduce_mean", "reduce_max"}) {
+    check_op({op, {tt({13, 7})}, Attrs().set("axes", Ints{1}), {}, kSum});
+    check_op({op, {tt({2, 13, 7})}, Attrs().set("axes", Ints{0, 2}).set("keepdims", int64_t{0}), {}, kSum});
+    check_op({op, {tt({1000})}, Attrs().set("axes", Ints{}), {}, kSum});
+    check_op({op, {tt({3, 1000})}, Attrs().set("axes", Ints{0}), {}, kSum});
+  }
+  check_op({"reduce_sum", {tt({13, 7}, DType::kI32)}, Attrs().set("axes", Ints{0}), {}, {0, 0}});
+  check_op({"reduce_mean", {tt({13, 7}, DType::kI32)}, Attrs().set("axes", Ints{1}), {}, {0, 0}});
+  check_op({"reduce_max", {tt({13, 7}, DType::kI8)}, Attrs().set("axes", Ints{1}), {}, {0, 0}});
+}
+
+TEST(TopiReduce, GlobalPool) {
+  check_op({"global_avg_pool", {tt({2, 13, 7, 7})}, {}, {}, kSum});
+  check_op({"global_max_pool", {tt({1, 7, 13, 5})}, {}, {}, {0, 0}});
+  check_op({"global_avg_pool", {tt({1, 3, 1000})}, {}, {}, kSum});
+}
+
+TEST(TopiReduce, Softmax) {
+  for (const char* op : {"softmax", "log_softmax"}) {
+    check_op({op, {tt({13, 7})}, Attrs().set("axis", int64_t{1}), {Dist::uniform(-5, 5)}, kSum});
+    check_op({op, {tt({3, 1000})}, Attrs().set("axis", int64_t{1}), {Dist::uniform(-5, 5)}, kSum});
+    check_op({op, {tt({2, 13, 7})}, Attrs().set("axis", int64_t{1}), {Dist::uniform(-5, 5)}, kSum});
+  }
+}
+
+TEST(TopiReduce, LayerNorm) {
+  check_op({"layer_norm", {tt({13, 7}), tt({7}), tt({7})}, Attrs().set("axis", int64_t{1}), {}, kSum});
+  check_op({"layer_norm", {tt({2, 13, 7}), tt({13, 7})}, Attrs().set("axis", int64_t{1}).set("epsilon", 1e-3), {}, kSum});
+  check_op({"layer_norm", {tt({3, 1000}), tt({1000}), tt({1})}, Attrs().set("axis", int64_t{1}), {}, kSum});
+}
+
+TEST(TopiReduce, MaxPool) {
+  check_op({"max_pool2d", {tt({1, 3, 13, 13})}, Attrs().set("kernel", Ints{3, 3}).set("strides", Ints{2, 2}), {}, {0, 0}});
+  check_op({"max_pool2d", {tt({2, 5, 13, 7})},
+            Attrs().set("kernel", Ints{3, 2}).set("strides", Ints{2, 1}).set("pads", Ints{1, 1, 1, 0}), {}, {0, 0}});
+  check_op({"max_pool2d", {tt({1, 2, 13, 13})},
+            Attrs().set("kernel", Ints{3, 3}).set("strides", Ints{2, 2}).set("ceil_mode", int64_t{1}).set("dilations", Ints{2, 1}),
+            {}, {0, 0}});
+  check_op({"max_pool2d", {tt({1, 2, 7, 7}, DType::kI32)}, Attrs().set("kernel", Ints{2, 2}).set("pads", Ints{1, 1, 1, 1}),
+            {}, {0, 0}});
+}
+
+TEST(TopiReduce, AvgPool) {
+  check_op({"avg_pool2d", {tt({1, 3, 13, 13})}, Attrs().set("kernel", Ints{3, 3}).set("strides", Ints{2, 2}), {}, {1e-5, 1e-6}});
+  check_op({"avg_pool2d", {tt({2, 5, 13, 7})},
+            Attrs().set("kernel", Ints{3, 3}).set("pads", Ints{1, 1, 1, 1}), {}, {1e-5, 1e-6}});
+  check_op({"avg_pool2d", {tt({2, 5, 13, 7})},
+            Attrs().set("kernel", Ints{3, 3}).set("pads", Ints{1, 1, 1, 1}).set("count_include_pad", int64_t{1}), {},
+            {1e-5, 1e-6}});
+  check_op({"avg_pool2d", {tt({1, 2, 13, 13})},
+            Attrs().set("kernel", Ints{2, 2}).set("strides", Ints{2, 2}).set("ceil_mode", int64_t{1}), {}, {1e-5, 1e-6}});
+}
+
+}  // namespace
+}  // namespace kiln::topi::testing
