@@ -396,6 +396,46 @@ def build_cases():
     resize_case("resize_linear_scales", (1, 1, 5, 4), None, "linear", "align_corners", scales=[1.0, 1.0, 1.5, 0.6])
     resize_case("resize_tf_crop", (1, 1, 5, 6), (1, 1, 4, 3), "linear", "tf_crop_and_resize",
                 roi=[0, 0, 0.2, -0.1, 1, 1, 0.9, 1.25], extrap=7.5)
+
+    # ---- blocked layouts (layout_transform, conv2d_nchwc) and fused calls: numpy reshapes ----
+    def to_nchwc(a, b):  # [N, C, H, W] -> [N, C/b, H, W, b]
+        n, c, h, w = a.shape
+        return np.ascontiguousarray(a.reshape(n, c // b, b, h, w).transpose(0, 1, 3, 4, 2))
+
+    def to_oihw_io(a, ib, ob):  # [O, I, kh, kw] -> [O/ob, I/ib, kh, kw, ib, ob]
+        o, i, kh, kw = a.shape
+        return np.ascontiguousarray(a.reshape(o // ob, ob, i // ib, ib, kh, kw).transpose(0, 2, 4, 5, 3, 1))
+
+    xl = rand(2, 12, 3, 5)
+    case("layout_nchw_to_nchw4c", "layout_transform", [xl], [to_nchwc(xl, 4)],
+         {"src_layout": "NCHW", "dst_layout": "NCHW4c"}, rtol=0, atol=0)
+    case("layout_nchw6c_to_nchw", "layout_transform", [to_nchwc(xl, 6)], [xl],
+         {"src_layout": "NCHW6c", "dst_layout": "NCHW"}, rtol=0, atol=0)
+    case("layout_nchw6c_to_nchw4c", "layout_transform", [to_nchwc(xl, 6)], [to_nchwc(xl, 4)],
+         {"src_layout": "NCHW6c", "dst_layout": "NCHW4c"}, rtol=0, atol=0)
+    wl = rand(8, 6, 3, 3)
+    case("layout_oihw_to_oihw3i4o", "layout_transform", [wl], [to_oihw_io(wl, 3, 4)],
+         {"src_layout": "OIHW", "dst_layout": "OIHW3i4o"}, rtol=0, atol=0)
+
+    def conv_nchwc_case(name, xs, ws, xb, ib, ob, groups=1, strides=(1, 1), pads=(0, 0, 0, 0)):
+        xx, ww, bb = rand(*xs), rand(*ws), rand(ws[0])
+        xp_ = F.pad(t64(xx), (pads[1], pads[3], pads[0], pads[2]))
+        y = F.conv2d(xp_, t64(ww), t64(bb), stride=strides, groups=groups).numpy()
+        case(name, "conv2d_nchwc", [to_nchwc(xx, xb), to_oihw_io(ww, ib, ob), bb], [to_nchwc(y, ob).astype(np.float32)],
+             {"strides": list(strides), "pads": list(pads), "groups": groups}, rtol=1e-5, atol=1e-5)
+
+    conv_nchwc_case("conv2d_nchwc_basic", (1, 6, 7, 9), (8, 6, 3, 3), 3, 3, 4, pads=(1, 1, 1, 1))
+    conv_nchwc_case("conv2d_nchwc_stride_mixed_blocks", (2, 8, 9, 6), (4, 8, 3, 1), 8, 2, 2, strides=(2, 1),
+                    pads=(1, 0, 0, 0))
+    conv_nchwc_case("conv2d_nchwc_depthwise", (1, 8, 6, 6), (8, 1, 3, 3), 4, 1, 4, groups=8, pads=(1, 1, 1, 1))
+
+    xf = rand(2, 3)
+    case("fused_relu_neg_add", "fused", [xf, rand(2, 3)], None, {
+        "body": 'graph(%p0: f32[2, 3], %p1: f32[2, 3]) { %0 = relu(%p0) : f32[2, 3] %1 = neg(%0) : f32[2, 3] '
+                '%2 = add(%1, %p1) : f32[2, 3] return %2 as "out0" }',
+        "label": "relu_neg_add"})
+    CASES[-1] = CASES[-1][:4] + ([-np.maximum(xf, 0) + CASES[-1][3][1]],) + CASES[-1][5:]
+
     return CASES
 
 

@@ -260,6 +260,9 @@ TEST(OpRegistryContents, EveryOperatorIsComplete) {
       {"gather", OpPattern::kInjective}, {"expand", OpPattern::kBroadcast}, {"pad", OpPattern::kInjective},
       {"resize", OpPattern::kInjective}, {"cast", OpPattern::kElemwise}, {"reduce_mean", OpPattern::kCommReduce},
       {"reduce_sum", OpPattern::kCommReduce}, {"reduce_max", OpPattern::kCommReduce}, {"layer_norm", OpPattern::kOpaque},
+      // Blocked layouts and fused groups (graph passes: docs/passes.md).
+      {"layout_transform", OpPattern::kInjective}, {"conv2d_nchwc", OpPattern::kOutEWiseFusable},
+      {"fused", OpPattern::kOpaque},
   };
   for (const auto& [name, pattern] : contract) {
     const OpDef* op = OpRegistry::global().find(name);

@@ -1,0 +1,114 @@
+// Graph passes and the pass manager.
+//
+// Contract of a pass: `run(graph, ctx)` takes a well-formed graph and returns a well-formed graph
+// that computes the same outputs (same names, types and values up to floating-point reassociation,
+// which each pass's header states). A pass that changes nothing returns a graph whose outputs are
+// the very same Values (pointer-identical nodes), which the manager reports as "(unchanged)".
+// Passes never mutate nodes (the IR is immutable); they build new ones with ir::make_call and share
+// the rest. Counters a pass wants to report (fused groups, layout transforms, folded nodes) go to
+// `ctx.stat(name)`.
+//
+// The manager (run_pipeline) runs the passes of an opt level in order, times each, verifies the
+// graph after each in debug builds (ir::verify_graph_in_debug), and prints the text IR after a named
+// pass (or all) to a stream. Opt levels (docs/passes.md):
+//   O0: nothing (types are inferred when nodes are built: make_call runs each op's inference).
+//   O1: SimplifyInference, FoldConstant, DeadCodeElimination.
+//   O2: O1 + EliminateCommonSubexpr, then FuseOps.
+//   O3: O2 with AlterOpLayout (+ FoldConstant to pre-transform the weights, CSE, DCE) before FuseOps.
+#ifndef KILN_PASS_PASS_H_
+#define KILN_PASS_PASS_H_
+
+#include <cstdint>
+#include <iosfwd>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kiln/ir/graph.h"
+
+namespace kiln::pass {
+
+struct PassOptions {
+  int opt_level = 2;  // 0..3
+  // AlterOpLayout's channel block (NCHW{block}c): the target's f32 vector width in lanes
+  // (8 for AVX2, 16 for AVX-512). Must be >= 1.
+  int layout_block = 8;
+  // FoldConstant does not fold a call whose result has more elements than
+  // max(fold_growth_limit * (elements of its constant inputs), fold_small_limit).
+  double fold_growth_limit = 1.0;
+  int64_t fold_small_limit = 1024;
+  // Text-IR dump: "" (none), "all", or a pass name (e.g. "FuseOps"): the graph is printed after
+  // every run of that pass, to `dump_stream` (std::cerr when null).
+  std::string dump_ir_after;
+  std::ostream* dump_stream = nullptr;
+  // Passes to skip by name (e.g. {"FuseOps"}).
+  std::vector<std::string> disabled_passes;
+};
+
+class PassContext {
+ public:
+  explicit PassContext(const PassOptions& options) : options_(options) {}
+  const PassOptions& options() const { return options_; }
+  // A named counter of the pass now running.
+  int64_t& stat(const std::string& name) { return stats_[name]; }
+  const std::map<std::string, int64_t>& stats() const { return stats_; }
+  std::map<std::string, int64_t> take_stats() { return std::exchange(stats_, {}); }
+
+ private:
+  PassOptions options_;
+  std::map<std::string, int64_t> stats_;
+};
+
+class Pass {
+ public:
+  virtual ~Pass() = default;
+  virtual const char* name() const = 0;
+  virtual ir::Graph run(const ir::Graph& graph, PassContext& ctx) const = 0;
+};
+
+// The passes (one file pair each under src/pass/).
+std::unique_ptr<Pass> make_fold_constant();
+std::unique_ptr<Pass> make_simplify_inference();
+std::unique_ptr<Pass> make_eliminate_common_subexpr();
+std::unique_ptr<Pass> make_dead_code_elimination();
+std::unique_ptr<Pass> make_fuse_ops();
+std::unique_ptr<Pass> make_alter_op_layout();
+
+// A pass by name ("FoldConstant", ...); UserError(kNotFound) listing the names otherwise.
+std::unique_ptr<Pass> make_pass(const std::string& name);
+std::vector<std::string> pass_names();
+
+// The pass names an opt level runs, in order. UserError(kInvalidArgument) outside 0..3.
+std::vector<std::string> passes_for_level(int opt_level);
+
+// True when `after` is `before` itself: same input nodes, same output Values and names.
+bool same_graph(const ir::Graph& before, const ir::Graph& after);
+
+struct PassRecord {
+  std::string name;
+  double seconds = 0;
+  bool changed = false;
+  int calls_before = 0, calls_after = 0;
+  std::map<std::string, int64_t> stats;
+};
+
+struct PipelineResult {
+  ir::Graph graph;
+  std::vector<PassRecord> records;
+  double total_seconds = 0;
+  // "FoldConstant  0.012 s  calls 320 -> 250  folded=70" lines, one per pass.
+  std::string summary() const;
+  // The stat `name` of the last run of pass `pass` (0 when absent).
+  int64_t stat(const std::string& pass, const std::string& name) const;
+};
+
+// Runs `passes` (names) in order with the manager's timing, dumping and verification.
+PipelineResult run_passes(const ir::Graph& graph, const std::vector<std::string>& passes, const PassOptions& options);
+// Runs passes_for_level(options.opt_level).
+PipelineResult run_pipeline(const ir::Graph& graph, const PassOptions& options);
+
+}  // namespace kiln::pass
+
+#endif  // KILN_PASS_PASS_H_

@@ -1,0 +1,217 @@
+// AlterOpLayout: converts conv2d chains to the blocked NCHW{b}c layout (b = PassOptions::
+// layout_block, the target's f32 vector width; 8 for AVX2, 16 for AVX-512). Contract:
+//   - conv2d with groups == 1, or depthwise (groups == C == M), becomes conv2d_nchwc on NCHW{xb}c
+//     data with OIHW{ib}i{ob}o weights (a layout_transform of the weights, which the following
+//     FoldConstant evaluates at compile time when they are constants). Blocks: ob = the largest
+//     divisor of M that is <= b; xb = the block the input already has, else the largest divisor of
+//     C <= b; ib = xb (depthwise: ib = 1, ob = xb). Other grouped convs stay conv2d.
+//   - elemwise/broadcast ops (bias/residual add, activations, clip, ...) whose output has the
+//     4-D shape of a blocked activation among their arguments follow the blocked layout; their
+//     other operands are converted: activations of the same shape by layout_transform (or a
+//     block-to-block transform), per-channel operands ([C,1,1], [1,C,1,1]) by reshape +
+//     layout_transform, operands broadcast along C ([1,1,H,W]) by reshape, scalars unchanged.
+//     Constant operands are thus folded by FoldConstant. batch_norm (pattern broadcast, but not
+//     numpy broadcasting) never follows; SimplifyInference removes it first.
+//   - layout transforms back to NCHW are inserted only at chain borders: before any other consumer
+//     (pooling, reshape, softmax, ...) and before graph outputs. Each blocked value gets at most one
+//     such transform (and each plain value at most one transform per block).
+//   - values are exactly those of the original graph (conv2d_nchwc's reference is conv2d's; the
+//     transforms move elements).
+// Stats: "convs_converted", "layout_transforms" (transforms of activations in the result: the
+// runtime cost), "constant_transforms" (on constants, folded by FoldConstant), "block" (b).
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <tuple>
+#include <unordered_map>
+
+#include "kiln/ir/graph_visitor.h"
+#include "kiln/pass/pass.h"
+#include "pass/pass_util.h"
+
+namespace kiln::pass {
+namespace {
+
+using ir::Attrs;
+using ir::NodePtr;
+using ir::Value;
+
+std::string nchwc(int64_t b) { return "NCHW" + std::to_string(b) + "c"; }
+
+int64_t largest_divisor_at_most(int64_t n, int64_t limit) {
+  for (int64_t b = std::min(n, limit); b > 1; --b) {
+    if (n % b == 0) return b;
+  }
+  return 1;
+}
+
+class LayoutAlterer : public ir::GraphMutator {
+ public:
+  LayoutAlterer(PassContext& ctx) : GraphMutator("AlterOpLayout"), ctx_(ctx), block_(ctx.options().layout_block) {}
+
+ protected:
+  std::vector<Value> rewrite_call(const ir::CallNode& node, const std::vector<Value>& args) override {
+    if (&node.op() == conv2d_) {
+      if (auto v = rewrite_conv(node, args)) return {*v};
+    } else if (node.num_outputs() == 1 && &node.op() != batch_norm_ &&
+               node.op().pattern <= ir::OpPattern::kBroadcast) {
+      if (auto v = rewrite_elementwise(node, args)) return {*v};
+    }
+    return rebuild_call(node, args);
+  }
+
+ private:
+  struct Blocked {
+    Value value;  // the NCHW{block}c tensor
+    int64_t block;
+  };
+
+  // The blocked source of a to-NCHW transform this pass made.
+  const Blocked* blocked_source(const Value& v) const {
+    auto it = to_plain_.find(v.node.get());
+    return it == to_plain_.end() ? nullptr : &it->second;
+  }
+
+  Value transform(const Value& v, const std::string& src, const std::string& dst) {
+    return ir::make_call(*layout_transform_, {v}, Attrs().set("src_layout", src).set("dst_layout", dst))->output();
+  }
+
+  // `v` (a plain NCHW value, or one of our to-NCHW views) as NCHW{block}c.
+  Value as_blocked(const Value& v, int64_t block) {
+    if (const Blocked* b = blocked_source(v)) {
+      if (b->block == block) return b->value;
+      return memo(b->value, block, [&] { return transform(b->value, nchwc(b->block), nchwc(block)); });
+    }
+    return memo(v, block, [&] { return transform(v, "NCHW", nchwc(block)); });
+  }
+
+  template <typename Make>
+  Value memo(const Value& v, int64_t block, Make make) {
+    auto key = std::make_tuple(v.node.get(), v.index, block);
+    auto it = memo_.find(key);
+    if (it != memo_.end()) return it->second;
+    Value out = make();
+    memo_[key] = out;
+    keep_.push_back(v.node);  // keeps the key's node alive while the memo refers to it
+    return out;
+  }
+
+  // A to-NCHW view of a blocked result; unreachable (and so absent) when every user follows the
+  // blocked layout.
+  Value plain_view(const Value& blocked, int64_t block) {
+    Value v = transform(blocked, nchwc(block), "NCHW");
+    to_plain_[v.node.get()] = {blocked, block};
+    keep_.push_back(v.node);
+    return v;
+  }
+
+  std::optional<Value> rewrite_conv(const ir::CallNode& node, const std::vector<Value>& args) {
+    const ir::TensorType& x = args[0].type();
+    const ir::TensorType& w = args[1].type();
+    if (x.rank() != 4 || w.rank() != 4) return std::nullopt;
+    const int64_t c = x.shape[1], m = w.shape[0], groups = node.attrs().get_int("groups");
+    const bool depthwise = groups > 1 && groups == c && groups == m;
+    if (groups != 1 && !depthwise) return std::nullopt;
+    const Blocked* in = blocked_source(args[0]);
+    int64_t xb = in ? in->block : largest_divisor_at_most(c, block_);
+    const int64_t ob = depthwise ? xb : largest_divisor_at_most(m, block_);
+    const int64_t ib = depthwise ? 1 : xb;
+    const Value data = as_blocked(args[0], xb);
+    const Value weights =
+        transform(args[1], "OIHW", "OIHW" + std::to_string(ib) + "i" + std::to_string(ob) + "o");
+    std::vector<Value> conv_args = {data, weights};
+    if (args.size() > 2) conv_args.push_back(args[2]);
+    NodePtr conv = ir::make_call(*conv2d_nchwc_, conv_args, node.attrs(), node.name());
+    ++ctx_.stat("convs_converted");
+    return plain_view(conv->output(), ob);
+  }
+
+  std::optional<Value> rewrite_elementwise(const ir::CallNode& node, const std::vector<Value>& args) {
+    const ir::Shape& out = node.output_types()[0].shape;
+    if (out.size() != 4) return std::nullopt;
+    const Blocked* lead = nullptr;
+    for (const auto& a : args) {
+      const Blocked* b = blocked_source(a);
+      if (b && a.type().shape == out) {
+        lead = b;
+        break;
+      }
+    }
+    if (!lead) return std::nullopt;
+    const int64_t block = lead->block, c = out[1];
+    std::vector<Value> blocked_args;
+    for (const auto& a : args) {
+      const ir::Shape& s = a.type().shape;
+      if (blocked_source(a) || s == out) {
+        if (s != out) return std::nullopt;  // a blocked value of another shape: leave the op alone
+        blocked_args.push_back(as_blocked(a, block));
+        continue;
+      }
+      if (a.type().numel() == 1 && s.size() <= 1) {
+        blocked_args.push_back(a);  // a scalar broadcasts to the 5-D shape as it is
+        continue;
+      }
+      if (s.size() > 4) return std::nullopt;
+      ir::Shape s4(4 - s.size(), 1);
+      s4.insert(s4.end(), s.begin(), s.end());
+      Value v = s4 == s ? a : ir::make_call(*reshape_, {a}, Attrs().set("shape", s4))->output();
+      if (s4[1] == c && c % block == 0) {
+        blocked_args.push_back(as_blocked(v, block));
+      } else if (s4[1] == 1) {
+        ir::Shape s5 = {s4[0], 1, s4[2], s4[3], 1};
+        blocked_args.push_back(ir::make_call(*reshape_, {v}, Attrs().set("shape", s5))->output());
+      } else {
+        return std::nullopt;
+      }
+    }
+    NodePtr call = ir::make_call(node.op(), blocked_args, node.attrs(), node.name());
+    return plain_view(call->output(), block);
+  }
+
+  PassContext& ctx_;
+  int64_t block_;
+  const ir::OpDef* conv2d_ = op_ptr("conv2d");
+  const ir::OpDef* conv2d_nchwc_ = op_ptr("conv2d_nchwc");
+  const ir::OpDef* layout_transform_ = op_ptr("layout_transform");
+  const ir::OpDef* reshape_ = op_ptr("reshape");
+  const ir::OpDef* batch_norm_ = op_ptr("batch_norm");
+  std::unordered_map<const ir::Node*, Blocked> to_plain_;
+  std::map<std::tuple<const ir::Node*, int, int64_t>, Value> memo_;
+  std::vector<NodePtr> keep_;
+};
+
+class AlterOpLayout final : public Pass {
+ public:
+  const char* name() const override { return "AlterOpLayout"; }
+  ir::Graph run(const ir::Graph& graph, PassContext& ctx) const override {
+    const ir::OpDef* layout_transform = op_ptr("layout_transform");
+    // Transforms of values computed from constants only (weights, biases) are folded at compile
+    // time; the others run at inference time.
+    auto count = [&](const ir::Graph& g, bool on_constants) {
+      std::unordered_map<const ir::Node*, bool> constant_derived;
+      int64_t n = 0;
+      for (const auto& node : g.topo_order()) {
+        bool derived = node->kind() == ir::NodeKind::kConstant;
+        if (node->kind() == ir::NodeKind::kCall) {
+          derived = true;
+          for (const auto& a : node->as_call().args()) derived = derived && constant_derived[a.node.get()];
+          if (&node->as_call().op() == layout_transform) n += derived == on_constants ? 1 : 0;
+        }
+        constant_derived[node.get()] = derived;
+      }
+      return n;
+    };
+    ir::Graph out = LayoutAlterer(ctx).mutate(graph);
+    if (ctx.stats().count("convs_converted") == 0) return graph;
+    ctx.stat("layout_transforms") = count(out, false) - count(graph, false);
+    ctx.stat("constant_transforms") = count(out, true) - count(graph, true);
+    ctx.stat("block") = ctx.options().layout_block;
+    return out;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> make_alter_op_layout() { return std::make_unique<AlterOpLayout>(); }
+
+}  // namespace kiln::pass

@@ -1,0 +1,42 @@
+// Helpers shared by the graph passes: use counts, fresh constant names, and the registry lookup
+// of the few operators a pass rewrites by identity (an OpDef pointer, never a name comparison on a
+// node).
+#ifndef KILN_PASS_PASS_UTIL_H_
+#define KILN_PASS_PASS_UTIL_H_
+
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "kiln/ir/graph.h"
+
+namespace kiln::pass {
+
+// The OpDef of a registered operator (an InternalError when it is missing: the passes need it).
+const ir::OpDef* op_ptr(const char* name);
+
+// Number of uses of each node's outputs: by call arguments (once per argument) and graph outputs.
+struct UseCounts {
+  explicit UseCounts(const ir::Graph& graph);
+  int of(const ir::Value& v) const;           // uses of that output
+  int of_node(const ir::Node* node) const;    // uses of any output of the node
+  std::unordered_map<const ir::Node*, std::vector<int>> per_output;
+};
+
+// Hands out constant names not used by the graph's inputs and constants ("<base>", "<base>.1", ...).
+class NameSupply {
+ public:
+  explicit NameSupply(const ir::Graph& graph);
+  std::string fresh(const std::string& base);
+
+ private:
+  std::set<std::string> used_;
+};
+
+// A scalar constant of `dtype`.
+ir::NodePtr scalar_constant(NameSupply& names, const std::string& base, ir::DType dtype, double value);
+
+}  // namespace kiln::pass
+
+#endif  // KILN_PASS_PASS_UTIL_H_

@@ -1,0 +1,130 @@
+// AlterOpLayout on small conv chains: the rewritten graph (Before/Expected by structural equality
+// for a single conv; op and transform counts for chains), transforms only at chain borders,
+// constant operands folded, and outputs equal to the original's. conv2d_nchwc's reference is
+// conv2d's on the unblocked tensors and transforms only move elements, so outputs are exact
+// (max relative error 0), except where FoldConstant is involved it is exact too.
+#include <gtest/gtest.h>
+
+#include "pass/pass_test_util.h"
+
+namespace kiln::pass::testing {
+namespace {
+
+Value conv(const Value& x, int64_t m, uint64_t seed, int64_t groups = 1, bool bias = false) {
+  const int64_t c = x.type().shape[1];
+  std::vector<Value> args = {x, random_constant("w" + std::to_string(seed), {m, c / groups, 3, 3}, seed)->output()};
+  if (bias) args.push_back(random_constant("b" + std::to_string(seed), {m}, seed + 100)->output());
+  return make_call("conv2d", args, Attrs().set("pads", std::vector<int64_t>{1, 1, 1, 1}).set("groups", groups))->output();
+}
+
+Value lt(const Value& v, const std::string& src, const std::string& dst) {
+  return make_call("layout_transform", {v}, Attrs().set("src_layout", src).set("dst_layout", dst))->output();
+}
+
+PassOptions block(int b) {
+  PassOptions o;
+  o.layout_block = b;
+  return o;
+}
+
+TEST(AlterOpLayout, SingleConvBeforeExpected) {
+  NodePtr x = make_input("x", {DType::kF32, {1, 8, 5, 5}});
+  NodePtr w = random_constant("w", {8, 8, 3, 3}, 1);
+  const Attrs attrs = Attrs().set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  Graph before({x}, {make_call("conv2d", {x->output(), w->output()}, attrs)->output()}, {"y"});
+  PipelineResult r = run_passes(before, {"AlterOpLayout"}, block(4));
+  Value data = lt(x->output(), "NCHW", "NCHW4c");
+  Value weights = lt(w->output(), "OIHW", "OIHW4i4o");
+  Value y = lt(make_call("conv2d_nchwc", {data, weights}, attrs)->output(), "NCHW4c", "NCHW");
+  Graph expected({x}, {y}, {"y"});
+  std::string why;
+  EXPECT_TRUE(structurally_equal(r.graph, expected, &why)) << why << "\n" << graph_to_text(r.graph);
+  EXPECT_EQ(r.stat("AlterOpLayout", "layout_transforms"), 2);
+  EXPECT_EQ(r.stat("AlterOpLayout", "constant_transforms"), 1);
+  EXPECT_EQ(r.stat("AlterOpLayout", "block"), 4);
+  EXPECT_TRUE(same_results(before, r.graph, 0.0));
+  EXPECT_TRUE(round_trips(r.graph));
+}
+
+TEST(AlterOpLayout, ChainKeepsBlockedLayoutThroughElementwiseOps) {
+  // conv -> +bias[C,1,1] -> relu -> conv -> + residual (first relu) -> clip: one transform in, one out.
+  NodePtr x = make_input("x", {DType::kF32, {1, 3, 6, 6}});
+  Value c1 = conv(x->output(), 16, 1);
+  Value b1 = make_call("add", {c1, random_constant("bias", {16, 1, 1}, 5)->output()}, {})->output();
+  Value r1 = make_call("relu", {b1}, {})->output();
+  Value c2 = conv(r1, 16, 2, 1, true);
+  Value s = make_call("add", {c2, r1}, {})->output();
+  Value scaled = make_call("mul", {s, make_constant("half", NDArray::scalar(DType::kF32, 0.5))->output()}, {})->output();
+  Value y = make_call("clip", {scaled}, Attrs().set("min", 0.0).set("max", 6.0))->output();
+  Graph before({x}, {y}, {"y"});
+  PipelineResult r = run_passes(before, {"AlterOpLayout", "FoldConstant"}, block(8));
+  EXPECT_EQ(count_op(r.graph, "conv2d"), 0);
+  EXPECT_EQ(count_op(r.graph, "conv2d_nchwc"), 2);
+  EXPECT_EQ(r.stat("AlterOpLayout", "layout_transforms"), 2);  // the input and the output
+  EXPECT_EQ(count_op(r.graph, "layout_transform"), 2) << graph_to_text(r.graph);  // weights, bias folded
+  EXPECT_EQ(count_op(r.graph, "reshape"), 0);
+  // The first conv has C = 3: its input block is 3 (the largest divisor <= 8), output block 8.
+  bool saw_c3 = false;
+  for (const auto& node : r.graph.topo_order()) {
+    if (node->kind() == NodeKind::kCall && node->as_call().op().name == "conv2d_nchwc") {
+      saw_c3 = saw_c3 || node->as_call().args()[0].type().shape == Shape{1, 1, 6, 6, 3};
+      EXPECT_EQ(node->output_types()[0].shape, (Shape{1, 2, 6, 6, 8}));
+    }
+  }
+  EXPECT_TRUE(saw_c3);
+  EXPECT_TRUE(same_results(before, r.graph, 0.0));
+}
+
+TEST(AlterOpLayout, PoolingIsAChainBorder) {
+  NodePtr x = make_input("x", {DType::kF32, {1, 8, 6, 6}});
+  Value c1 = conv(x->output(), 8, 1);
+  Value p = make_call("max_pool2d", {c1}, Attrs().set("kernel", std::vector<int64_t>{2, 2}).set("strides", std::vector<int64_t>{2, 2}))->output();
+  Value c2 = conv(p, 8, 2);
+  Value g = make_call("global_avg_pool", {c2}, {})->output();
+  Graph before({x}, {g, c2}, {"pooled", "features"});
+  PipelineResult r = run_passes(before, {"AlterOpLayout"}, block(8));
+  // in, out of conv1 (to the pool), in of conv2, out of conv2 (shared by the pool and the output).
+  EXPECT_EQ(r.stat("AlterOpLayout", "layout_transforms"), 4);
+  EXPECT_TRUE(same_results(before, r.graph, 0.0));
+}
+
+TEST(AlterOpLayout, DepthwiseFollowsItsInputBlock) {
+  NodePtr x = make_input("x", {DType::kF32, {1, 4, 5, 5}});
+  Value c1 = conv(x->output(), 12, 1);                 // output block 6 with block option 8? 12: largest divisor <= 8 is 6
+  Value dw = conv(c1, 12, 2, /*groups=*/12, true);    // depthwise: takes block 6, weights OIHW1i6o
+  Value pw = conv(dw, 8, 3);
+  Graph before({x}, {pw}, {"y"});
+  PipelineResult r = run_passes(before, {"AlterOpLayout", "FoldConstant"}, block(8));
+  EXPECT_EQ(count_op(r.graph, "conv2d_nchwc"), 3);
+  EXPECT_EQ(r.stat("AlterOpLayout", "layout_transforms"), 2);
+  EXPECT_TRUE(same_results(before, r.graph, 0.0));
+}
+
+TEST(AlterOpLayout, GroupedConvsStayPlainAndNoConvIsUnchanged) {
+  NodePtr x = make_input("x", {DType::kF32, {1, 4, 5, 5}});
+  Graph grouped({x}, {conv(x->output(), 4, 1, 2)}, {"y"});
+  PipelineResult r = run_passes(grouped, {"AlterOpLayout"}, block(8));
+  EXPECT_FALSE(r.records[0].changed);
+  Graph plain = parse_graph(R"(graph(%x: f32[1, 4, 2, 2]) { %0 = relu(%x) : f32[1, 4, 2, 2] return %0 as "y" })");
+  EXPECT_FALSE(run_passes(plain, {"AlterOpLayout"}, block(8)).records[0].changed);
+}
+
+TEST(AlterOpLayout, BlockSizeFromOptions) {
+  NodePtr x = make_input("x", {DType::kF32, {1, 32, 4, 4}});
+  Graph before({x}, {make_call("relu", {conv(x->output(), 32, 1)}, {})->output()}, {"y"});
+  for (int b : {8, 16}) {
+    Graph after = run_one("AlterOpLayout", before, block(b));
+    bool found = false;
+    for (const auto& node : after.topo_order()) {
+      if (node->kind() == NodeKind::kCall && node->as_call().op().name == "conv2d_nchwc") {
+        EXPECT_EQ(node->output_types()[0].shape, (Shape{1, 32 / b, 4, 4, b}));
+        found = true;
+      }
+    }
+    EXPECT_TRUE(found);
+    EXPECT_TRUE(same_results(before, after, 0.0));
+  }
+}
+
+}  // namespace
+}  // namespace kiln::pass::testing

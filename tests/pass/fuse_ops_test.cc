@@ -1,0 +1,149 @@
+// FuseOps on small graphs: which calls end up in which group (labels, body contents, arguments),
+// the text round trip of fused graphs, exact equality of outputs before/after (the fused call runs
+// the same reference implementations), and the `fused` operator's errors.
+#include <gtest/gtest.h>
+
+#include "kiln/pass/fused_call.h"
+#include "kiln/support/error.h"
+#include "pass/pass_test_util.h"
+
+namespace kiln::pass::testing {
+namespace {
+
+using kiln::UserError;
+using kiln::UserErrorKind;
+
+std::vector<std::string> labels(const Graph& g) {
+  std::vector<std::string> out;
+  for (const auto& node : g.topo_order()) {
+    if (node->kind() != NodeKind::kCall) continue;
+    EXPECT_TRUE(is_fused_call(*node)) << node->as_call().op().name << " left outside a group";
+    out.push_back(node->as_call().attrs().get_string("label"));
+  }
+  return out;
+}
+
+Value conv(const Value& x, int64_t m, uint64_t seed) {
+  const int64_t c = x.type().shape[1];
+  NodePtr w = random_constant("w" + std::to_string(seed), {m, c, 3, 3}, seed);
+  return make_call("conv2d", {x, w->output()}, Attrs().set("pads", std::vector<int64_t>{1, 1, 1, 1}))->output();
+}
+
+TEST(FuseOps, ConvBiasReluIsOneGroup) {
+  NodePtr x = make_input("x", {DType::kF32, {1, 3, 5, 5}});
+  Value c = conv(x->output(), 4, 1);
+  NodePtr bias = random_constant("bias", {4, 1, 1}, 2);
+  Value a = make_call("add", {c, bias->output()}, {})->output();
+  Value r = make_call("relu", {a}, {})->output();
+  Graph before({x}, {r}, {"y"});
+  PipelineResult result = run_passes(before, {"FuseOps"}, {});
+  EXPECT_EQ(labels(result.graph), std::vector<std::string>{"conv2d_add_relu"});
+  const CallNode& call = result.graph.outputs()[0].node->as_call();
+  ASSERT_EQ(call.args().size(), 2u);  // x and the weights; the 4-element bias lives in the body
+  EXPECT_EQ(call.args()[0].node, x);
+  auto body = fused_body(call);
+  EXPECT_EQ(body->num_calls(), 3);
+  EXPECT_EQ(body->inputs().size(), 2u);
+  EXPECT_EQ(result.stat("FuseOps", "groups"), 1);
+  EXPECT_EQ(result.stat("FuseOps", "multi_op_groups"), 1);
+  EXPECT_TRUE(same_results(before, result.graph, 0.0));
+  EXPECT_TRUE(round_trips(result.graph));
+}
+
+TEST(FuseOps, ResidualBlock) {
+  // r1 = relu(conv(x)); y = relu(conv(r1) + r1): r1 has two users, so it ends the first group and
+  // is passed once to the second (conv input and residual operand).
+  NodePtr x = make_input("x", {DType::kF32, {1, 4, 5, 5}});
+  Value r1 = make_call("relu", {conv(x->output(), 4, 1)}, {})->output();
+  Value sum = make_call("add", {conv(r1, 4, 2), r1}, {})->output();
+  Value y = make_call("relu", {sum}, {})->output();
+  Graph before({x}, {y}, {"y"});
+  Graph after = run_one("FuseOps", before);
+  EXPECT_EQ(labels(after), (std::vector<std::string>{"conv2d_relu", "conv2d_add_relu"}));
+  const CallNode& second = after.outputs()[0].node->as_call();
+  EXPECT_EQ(second.args().size(), 2u);  // r1 (deduplicated) and the weights
+  EXPECT_TRUE(same_results(before, after, 0.0));
+  EXPECT_TRUE(round_trips(after));
+}
+
+TEST(FuseOps, InjectiveProducersAndOpaqueSingletons) {
+  Graph before = parse_graph(R"(graph(%a: f32[2, 3, 4], %b: f32[2, 3, 4]) {
+    %0 = transpose(%b, perm=[0, 2, 1]) : f32[2, 4, 3]
+    %1 = matmul(%a, %0) : f32[2, 3, 3]
+    %2 = softmax(%1, axis=2) : f32[2, 3, 3]
+    %3 = reshape(%2, shape=[2, 9]) : f32[2, 9]
+    %4 = neg(%3) : f32[2, 9]
+    %5 = reduce_sum(%4, axes=[1], keepdims=1) : f32[2, 1]
+    %6 = sqrt(%5) : f32[2, 1]
+    return %6 as "y", %1 as "logits"
+  })");
+  Graph after = run_one("FuseOps", before);
+  // matmul's result is also a graph output (two uses): no consumers join. reshape and neg are
+  // reduce_sum's injective producers; sqrt is its elementwise consumer. softmax is opaque.
+  EXPECT_EQ(labels(after), (std::vector<std::string>{"transpose_matmul", "softmax", "reshape_neg_reduce_sum_sqrt"}));
+  EXPECT_TRUE(same_results(before, after, 0.0));
+  EXPECT_TRUE(round_trips(after));
+}
+
+TEST(FuseOps, InjectiveChainsAndMultiOutputCalls) {
+  Graph before = parse_graph(R"(graph(%x: f32[4, 2]) {
+    %0, %1 = split(%x, axis=0, sizes=[2, 2]) : (f32[2, 2], f32[2, 2])
+    %2 = transpose(%0, perm=[1, 0]) : f32[2, 2]
+    %3 = exp(%2) : f32[2, 2]
+    %4 = add(%3, %1) : f32[2, 2]
+    return %4 as "y"
+  })");
+  Graph after = run_one("FuseOps", before);
+  EXPECT_EQ(labels(after), (std::vector<std::string>{"split", "transpose_exp_add"}));
+  EXPECT_TRUE(same_results(before, after, 0.0));
+  EXPECT_TRUE(round_trips(after));
+}
+
+TEST(FuseOps, RunningTwiceChangesNothing) {
+  NodePtr x = make_input("x", {DType::kF32, {1, 3, 5, 5}});
+  Graph before({x}, {make_call("relu", {conv(x->output(), 4, 1)}, {})->output()}, {"y"});
+  Graph once = run_one("FuseOps", before);
+  PipelineResult twice = run_passes(once, {"FuseOps"}, {});
+  EXPECT_FALSE(twice.records[0].changed);
+}
+
+TEST(FusedCall, TypeErrorsNameTheCall) {
+  NodePtr x = make_input("x", {DType::kF32, {2}});
+  NodePtr p0 = make_input("p0", {DType::kF32, {3}});
+  Graph relu_body({p0}, {make_call("relu", {p0->output()}, {})->output()}, {"out0"});
+  try {
+    make_fused_call(relu_body, {x->output()}, "relu");
+    FAIL() << "expected a type error";
+  } catch (const UserError& e) {
+    EXPECT_EQ(e.kind(), UserErrorKind::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("argument 0 has type f32[2], its body's input %p0 is f32[3]"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(make_fused_call(relu_body, {}, "relu"), UserError);
+}
+
+TEST(FusedCall, BadBodiesAreRejected) {
+  NodePtr x = make_input("x", {DType::kF32, {2}});
+  Attrs bad;
+  bad.set("body", std::string("graph(%p0: f32[2]) { %0 = relu(%p0) : f32[3] return %0 as \"out0\" }"));
+  try {
+    make_call(fused_op(), {x->output()}, bad);
+    FAIL() << "expected a parse error";
+  } catch (const UserError& e) {
+    EXPECT_EQ(e.kind(), UserErrorKind::kParse) << e.what();
+  }
+  NodePtr p0 = make_input("p0", {DType::kF32, {2}});
+  Graph inner({p0}, {make_call("relu", {p0->output()}, {})->output()}, {"out0"});
+  NodePtr q0 = make_input("p0", {DType::kF32, {2}});
+  Graph outer({q0}, {make_fused_call(inner, {q0->output()}, "relu")->output()}, {"out0"});
+  try {
+    make_fused_call(outer, {x->output()}, "nested");
+    FAIL() << "expected a nesting error";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.reason()).find("nested"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace kiln::pass::testing

@@ -1,0 +1,204 @@
+// Unit tests of FoldConstant, SimplifyInference, EliminateCommonSubexpr and DeadCodeElimination on
+// small hand-written graphs: the rewritten graph against an Expected graph (structural equality),
+// and the outputs before vs after on the reference executor (max relative error stated per test).
+#include <gtest/gtest.h>
+
+#include "pass/pass_test_util.h"
+
+namespace kiln::pass::testing {
+namespace {
+
+::testing::AssertionResult equal_to(const Graph& actual, const std::string& expected_text) {
+  Graph expected = parse_graph(expected_text);
+  std::string why;
+  if (structurally_equal(actual, expected, &why)) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << why << "\nactual:\n" << graph_to_text(actual) << "expected:\n"
+                                       << graph_to_text(expected);
+}
+
+// ---- FoldConstant ----
+
+TEST(FoldConstant, FoldsAllConstantCalls) {
+  Graph before = parse_graph(R"(graph(%x: f32[2]) {
+    %a = constant [1, 2] : f32[2]
+    %b = constant [3, 4] : f32[2]
+    %0 = add(%a, %b) : f32[2]
+    %1 = sqrt(%0) : f32[2]
+    %2 = mul(%x, %1) : f32[2]
+    return %2 as "y"
+  })");
+  PipelineResult r = run_passes(before, {"FoldConstant"}, {});
+  EXPECT_TRUE(equal_to(r.graph, R"(graph(%x: f32[2]) {
+    %"sqrt.folded" = constant [2, 2.44948983] : f32[2]
+    %0 = mul(%x, %"sqrt.folded") : f32[2]
+    return %0 as "y"
+  })"));
+  EXPECT_EQ(r.stat("FoldConstant", "folded"), 2);
+  EXPECT_TRUE(same_results(before, r.graph, 0.0));  // the same reference code computes both: exact
+}
+
+TEST(FoldConstant, DoesNotExplodeBroadcasts) {
+  NodePtr x = make_input("x", {DType::kF32, {64, 64}});
+  NodePtr one = make_constant("one", NDArray::scalar(DType::kF32, 1.0));
+  NodePtr big = make_call("expand", {one->output()}, Attrs().set("shape", std::vector<int64_t>{64, 64}));
+  NodePtr y = make_call("add", {x->output(), big->output()}, {});
+  Graph before({x}, {y->output()}, {"y"});
+  PipelineResult r = run_passes(before, {"FoldConstant"}, {});
+  EXPECT_FALSE(r.records[0].changed);
+  EXPECT_TRUE(same_graph(before, r.graph));
+  EXPECT_EQ(r.stat("FoldConstant", "skipped_growth"), 1);
+  // A generous limit folds it.
+  PassOptions loose;
+  loose.fold_small_limit = 1 << 20;
+  EXPECT_EQ(count_op(run_one("FoldConstant", before, loose), "expand"), 0);
+}
+
+TEST(FoldConstant, NothingToFoldIsUnchanged) {
+  Graph before = parse_graph(R"(graph(%x: f32[2]) { %0 = relu(%x) : f32[2] return %0 as "y" })");
+  PipelineResult r = run_passes(before, {"FoldConstant"}, {});
+  EXPECT_FALSE(r.records[0].changed);
+  EXPECT_EQ(r.graph.outputs()[0].node, before.outputs()[0].node);  // identity preserved
+}
+
+// ---- SimplifyInference ----
+
+Graph conv_bn(bool conv_also_output) {
+  NodePtr x = make_input("x", {DType::kF32, {1, 3, 6, 6}});
+  NodePtr w = random_constant("w", {4, 3, 3, 3}, 1);
+  NodePtr b = random_constant("b", {4}, 2);
+  NodePtr conv = make_call("conv2d", {x->output(), w->output(), b->output()}, Attrs().set("pads", std::vector<int64_t>{1, 1, 1, 1}));
+  NodePtr bn = make_call("batch_norm", {conv->output(), random_constant("gamma", {4}, 3)->output(),
+                                        random_constant("beta", {4}, 4)->output(),
+                                        random_constant("mean", {4}, 5)->output(),
+                                        random_constant("var", {4}, 6, 0.5, 2.0)->output()},
+                         Attrs().set("epsilon", 1e-3));
+  NodePtr relu = make_call("relu", {bn->output()}, {});
+  if (conv_also_output) return Graph({x}, {relu->output(), conv->output()}, {"y", "conv"});
+  return Graph({x}, {relu->output()}, {"y"});
+}
+
+TEST(SimplifyInference, FoldsBatchNormIntoConv) {
+  Graph before = conv_bn(false);
+  PipelineResult r = run_passes(before, {"SimplifyInference", "FoldConstant"}, {});
+  EXPECT_EQ(r.stat("SimplifyInference", "bn_folded_into_conv"), 1);
+  EXPECT_EQ(count_op(r.graph, "batch_norm"), 0);
+  EXPECT_EQ(count_op(r.graph, "conv2d"), 1);
+  EXPECT_EQ(r.graph.num_calls(), 2);  // conv2d (folded weights and bias) + relu
+  // Folding rounds each parameter step to f32 instead of computing batch_norm in double.
+  EXPECT_TRUE(same_results(before, r.graph, 1e-5));
+}
+
+TEST(SimplifyInference, BatchNormAfterSharedConvBecomesScaleShift) {
+  Graph before = conv_bn(true);
+  PipelineResult r = run_passes(before, {"SimplifyInference", "FoldConstant"}, {});
+  EXPECT_EQ(r.stat("SimplifyInference", "bn_to_scale_shift"), 1);
+  EXPECT_EQ(count_op(r.graph, "batch_norm"), 0);
+  EXPECT_EQ(count_op(r.graph, "mul"), 1);
+  EXPECT_EQ(count_op(r.graph, "add"), 1);
+  EXPECT_EQ(r.graph.num_calls(), 4);  // conv2d, mul, add, relu
+  EXPECT_TRUE(same_results(before, r.graph, 1e-5));
+}
+
+TEST(SimplifyInference, ScaleShiftOnRank2) {
+  Graph before = parse_graph(R"(graph(%x: f32[2, 3]) {
+    %s = constant [1, 2, 3] : f32[3]
+    %b = constant [0.5, 0, -1] : f32[3]
+    %m = constant [0.1, 0.2, 0.3] : f32[3]
+    %v = constant [1, 2, 4] : f32[3]
+    %0 = batch_norm(%x, %s, %b, %m, %v, epsilon=0.001) : f32[2, 3]
+    return %0 as "y"
+  })");
+  Graph after = run_passes(before, {"SimplifyInference", "FoldConstant"}, {}).graph;
+  EXPECT_EQ(count_op(after, "batch_norm"), 0);
+  EXPECT_TRUE(same_results(before, after, 1e-6));
+}
+
+TEST(SimplifyInference, DropsIdentityLikeOps) {
+  Graph before = parse_graph(R"(graph(%x: f32[3, 3]) {
+    %0 = reshape(%x, shape=[3, 3]) : f32[3, 3]
+    %1 = transpose(%0, perm=[0, 1]) : f32[3, 3]
+    %2 = cast(%1, dtype=f32) : f32[3, 3]
+    %3 = strided_slice(%2, begins=[0], ends=[3], axes=[1]) : f32[3, 3]
+    %4 = relu(%3) : f32[3, 3]
+    %5 = transpose(%4, perm=[1, 0]) : f32[3, 3]
+    %6 = pad(%5, pads=[0, 0, 0, 0]) : f32[3, 3]
+    return %6 as "y"
+  })");
+  PipelineResult r = run_passes(before, {"SimplifyInference"}, {});
+  EXPECT_TRUE(equal_to(r.graph, R"(graph(%x: f32[3, 3]) {
+    %0 = relu(%x) : f32[3, 3]
+    %1 = transpose(%0, perm=[1, 0]) : f32[3, 3]
+    return %1 as "y"
+  })"));
+  EXPECT_EQ(r.stat("SimplifyInference", "identities_dropped"), 5);
+  EXPECT_TRUE(same_results(before, r.graph, 0.0));
+}
+
+// ---- EliminateCommonSubexpr ----
+
+TEST(EliminateCommonSubexpr, MergesEqualCallsAndConstants) {
+  Graph before = parse_graph(R"(graph(%x: f32[2]) {
+    %a = constant [1, 2] : f32[2]
+    %b = constant [1, 2] : f32[2]
+    %0 = add(%x, %a) : f32[2]
+    %1 = add(%x, %b) : f32[2]
+    %2 = leaky_relu(%0, alpha=0.1) : f32[2]
+    %3 = leaky_relu(%1, alpha=0.1) : f32[2]
+    %4 = leaky_relu(%1, alpha=0.2) : f32[2]
+    %5 = mul(%2, %3) : f32[2]
+    %6 = mul(%5, %4) : f32[2]
+    return %6 as "y"
+  })");
+  PipelineResult r = run_passes(before, {"EliminateCommonSubexpr"}, {});
+  EXPECT_TRUE(equal_to(r.graph, R"(graph(%x: f32[2]) {
+    %a = constant [1, 2] : f32[2]
+    %0 = add(%x, %a) : f32[2]
+    %1 = leaky_relu(%0, alpha=0.1) : f32[2]
+    %2 = mul(%1, %1) : f32[2]
+    %3 = leaky_relu(%0, alpha=0.2) : f32[2]
+    %4 = mul(%2, %3) : f32[2]
+    return %4 as "y"
+  })"));
+  EXPECT_EQ(r.stat("EliminateCommonSubexpr", "constants_merged"), 1);
+  EXPECT_EQ(r.stat("EliminateCommonSubexpr", "calls_merged"), 2);
+  EXPECT_TRUE(same_results(before, r.graph, 0.0));
+}
+
+TEST(EliminateCommonSubexpr, NoDuplicatesIsUnchanged) {
+  Graph before = parse_graph(R"(graph(%x: f32[2]) { %0 = relu(%x) : f32[2] %1 = neg(%x) : f32[2]
+    %2 = add(%0, %1) : f32[2] return %2 as "y" })");
+  PipelineResult r = run_passes(before, {"EliminateCommonSubexpr"}, {});
+  EXPECT_FALSE(r.records[0].changed);
+}
+
+// ---- DeadCodeElimination ----
+
+TEST(DeadCodeElimination, NarrowsSplitWithUnusedOutputs) {
+  Graph before = parse_graph(R"(graph(%x: f32[4, 2]) {
+    %0, %1, %2 = split(%x, axis=0, sizes=[1, 2, 1]) : (f32[1, 2], f32[2, 2], f32[1, 2])
+    %3 = relu(%1) : f32[2, 2]
+    return %3 as "y"
+  })");
+  PipelineResult r = run_passes(before, {"DeadCodeElimination"}, {});
+  EXPECT_TRUE(equal_to(r.graph, R"(graph(%x: f32[4, 2]) {
+    %0 = strided_slice(%x, axes=[0], begins=[1], ends=[3]) : f32[2, 2]
+    %1 = relu(%0) : f32[2, 2]
+    return %1 as "y"
+  })"));
+  EXPECT_EQ(r.stat("DeadCodeElimination", "unused_outputs_removed"), 2);
+  EXPECT_TRUE(same_results(before, r.graph, 0.0));
+}
+
+TEST(DeadCodeElimination, FullyUsedSplitIsUnchanged) {
+  Graph before = parse_graph(R"(graph(%x: f32[4, 2]) {
+    %0, %1 = split(%x, axis=0, sizes=[2, 2]) : (f32[2, 2], f32[2, 2])
+    %2 = add(%0, %1) : f32[2, 2]
+    return %2 as "y"
+  })");
+  PipelineResult r = run_passes(before, {"DeadCodeElimination"}, {});
+  EXPECT_FALSE(r.records[0].changed);
+  EXPECT_TRUE(same_graph(before, r.graph));
+}
+
+}  // namespace
+}  // namespace kiln::pass::testing
