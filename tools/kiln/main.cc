@@ -72,6 +72,7 @@ int main(int argc, char** argv) {
   kiln::cli::register_doctor(app, ctx);
   kiln::cli::register_ir(app, ctx);
   kiln::cli::register_run(app, ctx);
+  kiln::cli::register_inspect(app, ctx);
 
   try {
     app.parse(argc, argv);

@@ -2,6 +2,7 @@
 // imports a model, runs it on the chosen executor and writes each graph output as a .npy file
 // (one --output per graph output, in order; or DIR/<output name>.npy).
 #include <chrono>
+#include <iostream>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -13,6 +14,7 @@
 #include "kiln/ir/npy.h"
 #include "kiln/ref/executor.h"
 #include "kiln/support/error.h"
+#include "run_artifact.h"
 
 namespace kiln::cli {
 namespace {
@@ -36,16 +38,31 @@ void register_run(CLI::App& app, CommandContext& ctx) {
     std::vector<std::string> outputs;
     std::string output_dir;
     std::vector<std::string> input_shapes;
+    int repeat = 1, warmup = 0, threads = -1;  // artifacts only (run_artifact.cc)
+    bool profile = false;
   };
   auto opts = std::make_shared<Options>();
-  cmd->add_option("model", opts->model, "ONNX model file")->required();
+  cmd->add_option("model", opts->model, "ONNX model file, or an artifact (.so) from kiln compile")->required();
   cmd->add_option("--executor", opts->executor, "Executor: reference (plain C++ loops, the oracle)");
   cmd->add_option("--input", opts->inputs, "NAME=FILE.npy for each graph input (repeatable)");
   auto* out_opt = cmd->add_option("--output", opts->outputs, "FILE.npy for each graph output, in order (repeatable)");
   auto* dir_opt = cmd->add_option("--output-dir", opts->output_dir, "Write every output as DIR/<output name>.npy");
   out_opt->excludes(dir_opt);
   cmd->add_option("--input-shape", opts->input_shapes, "Fix an input's shape: NAME:D0,D1,... (repeatable)");
+  cmd->add_option("--repeat", opts->repeat, "Artifacts: timed runs; prints median (min/max) latency")->check(CLI::PositiveNumber);
+  cmd->add_option("--warmup", opts->warmup, "Artifacts: untimed runs before the timed ones")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--threads", opts->threads, "Artifacts: thread count (default $KILN_NUM_THREADS or one per core)")
+      ->check(CLI::Range(0, 1024));
+  cmd->add_flag("--profile", opts->profile, "Artifacts: print per-kernel times over the timed runs");
   cmd->callback([opts, &ctx] {
+    // A compiled artifact (an ELF shared library) runs through libkiln_runtime instead.
+    if (is_artifact_file(opts->model)) {
+      run_artifact(RunArtifactOptions{opts->model, opts->inputs, opts->outputs, opts->output_dir, opts->repeat,
+                                      opts->warmup, opts->threads, opts->profile},
+                   std::cout);
+      ctx.exit_code = 0;
+      return;
+    }
     if (opts->executor != "reference") {
       throw UserError(UserErrorKind::kInvalidArgument, "--executor " + opts->executor, "unknown executor",
                       "available: reference");

@@ -90,6 +90,77 @@ KILN_RUNTIME_API int kiln_set_num_threads(int32_t num_threads);
 /* Number of threads parallel loops use. */
 KILN_RUNTIME_API int32_t kiln_get_num_threads(void);
 
+/* ---- Artifacts: modules and executors ------------------------------------------------------
+ * An artifact is the shared library `kiln compile` writes (docs/artifact.md). Loading it checks
+ * the FILE first (format version, checksums, architecture, runtime ABI, this CPU's features)
+ * and refuses with a message instead of running code this machine cannot execute. */
+
+typedef struct KilnModule KilnModule;
+typedef struct KilnExecutor KilnExecutor;
+
+/* A graph input or output. `name` and `shape` stay valid while the module is alive. */
+typedef struct {
+  const char* name;
+  DLDataType dtype;
+  int32_t ndim;
+  const int64_t* shape;
+} KilnTensorInfo;
+
+/* Reads and checks the artifact at `path`, then loads it (dlopen) and resolves its kernels. */
+KILN_RUNTIME_API int kiln_module_load(const char* path, KilnModule** out);
+/* Releases the caller's reference; executors created from it keep the module alive. NULL is
+ * accepted. Always returns 0. */
+KILN_RUNTIME_API int kiln_module_free(KilnModule* module);
+KILN_RUNTIME_API int kiln_module_num_inputs(const KilnModule* module, int32_t* out);
+KILN_RUNTIME_API int kiln_module_num_outputs(const KilnModule* module, int32_t* out);
+KILN_RUNTIME_API int kiln_module_input_info(const KilnModule* module, int32_t index, KilnTensorInfo* out);
+KILN_RUNTIME_API int kiln_module_output_info(const KilnModule* module, int32_t index, KilnTensorInfo* out);
+/* Index of the input/output called `name`; fails (naming the model's inputs/outputs) when none. */
+KILN_RUNTIME_API int kiln_module_find_input(const KilnModule* module, const char* name, int32_t* out);
+KILN_RUNTIME_API int kiln_module_find_output(const KilnModule* module, const char* name, int32_t* out);
+
+/* A description of the artifact at `path` (versions, target, CPU features, inputs, outputs,
+ * kernels, memory, whether it can run here) read from the file alone: none of the artifact's
+ * code is loaded or run. *out_text is malloc'ed; release it with kiln_free_text(). */
+KILN_RUNTIME_API int kiln_artifact_describe(const char* path, char** out_text);
+KILN_RUNTIME_API void kiln_free_text(char* text);
+/* The CPU features the loader checks artifacts against, as detected on this machine (cpuid and
+ * xgetbv on x86-64, getauxval on AArch64; LLVM's names, comma-separated, sorted), after removing
+ * any listed in $KILN_RUNTIME_HIDE_CPU_FEATURES. *out_text is released with kiln_free_text(). */
+KILN_RUNTIME_API int kiln_runtime_cpu_features(char** out_text);
+
+/* An executor owns the buffers one run needs (allocated once, reused by every run). One
+ * executor is used by one thread at a time; several executors of one module may run at once. */
+KILN_RUNTIME_API int kiln_executor_create(KilnModule* module, KilnExecutor** out);
+KILN_RUNTIME_API int kiln_executor_free(KilnExecutor* executor);
+/* Copies `value` into an input. Its dtype and shape must equal the input's; CPU, C-contiguous. */
+KILN_RUNTIME_API int kiln_executor_set_input(KilnExecutor* executor, int32_t index, const DLTensor* value);
+KILN_RUNTIME_API int kiln_executor_set_input_by_name(KilnExecutor* executor, const char* name,
+                                                     const DLTensor* value);
+/* Zero-copy: the input reads `value`'s memory (64-byte aligned, kept valid by the caller) until
+ * the next set_input/bind_input of that input. */
+KILN_RUNTIME_API int kiln_executor_bind_input(KilnExecutor* executor, int32_t index, const DLTensor* value);
+/* Runs every kernel of the plan in order. */
+KILN_RUNTIME_API int kiln_executor_run(KilnExecutor* executor);
+/* Copies output `index` into `out` (dtype and shape must match; CPU, C-contiguous). */
+KILN_RUNTIME_API int kiln_executor_get_output(KilnExecutor* executor, int32_t index, DLTensor* out);
+/* A read-only view of output `index`, valid until the next run or kiln_executor_free. */
+KILN_RUNTIME_API int kiln_executor_output_view(KilnExecutor* executor, int32_t index, const DLTensor** out);
+
+/* Profiler: when enabled, each run times every kernel. Enabling or disabling resets the counts. */
+KILN_RUNTIME_API int kiln_executor_set_profiling(KilnExecutor* executor, int32_t enabled);
+typedef struct {
+  const char* symbol;     /* kernel symbol */
+  const char* fused_ops;  /* the graph ops fused into it, e.g. "conv2d+add+relu" */
+  int64_t calls;
+  double total_seconds;
+} KilnKernelProfile;
+KILN_RUNTIME_API int kiln_executor_num_kernels(const KilnExecutor* executor, int32_t* out);
+KILN_RUNTIME_API int kiln_executor_kernel_profile(const KilnExecutor* executor, int32_t kernel,
+                                                  KilnKernelProfile* out);
+/* The profile as a table (kernel, fused ops, calls, mean time per call, % of total). */
+KILN_RUNTIME_API int kiln_executor_profile_report(const KilnExecutor* executor, char** out_text);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <exception>
 #include <initializer_list>
+#include <memory>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -146,6 +147,111 @@ void parallel_for(int64_t n, F&& fn) {
 
 inline void set_num_threads(int32_t n) { check(kiln_set_num_threads(n)); }
 inline int32_t num_threads() { return kiln_get_num_threads(); }
+
+// A loaded artifact (kiln_module_load). Copyable handle: copies share the module.
+class Module {
+ public:
+  Module() = default;
+  static Module load(const std::string& path) {
+    KilnModule* m = nullptr;
+    check(kiln_module_load(path.c_str(), &m));
+    Module out;
+    out.module_ = std::shared_ptr<KilnModule>(m, kiln_module_free);
+    return out;
+  }
+  KilnModule* get() const { return module_.get(); }
+  int32_t num_inputs() const {
+    int32_t n = 0;
+    check(kiln_module_num_inputs(module_.get(), &n));
+    return n;
+  }
+  int32_t num_outputs() const {
+    int32_t n = 0;
+    check(kiln_module_num_outputs(module_.get(), &n));
+    return n;
+  }
+  KilnTensorInfo input_info(int32_t i) const {
+    KilnTensorInfo info{};
+    check(kiln_module_input_info(module_.get(), i, &info));
+    return info;
+  }
+  KilnTensorInfo output_info(int32_t i) const {
+    KilnTensorInfo info{};
+    check(kiln_module_output_info(module_.get(), i, &info));
+    return info;
+  }
+  int32_t input_index(const std::string& name) const {
+    int32_t i = 0;
+    check(kiln_module_find_input(module_.get(), name.c_str(), &i));
+    return i;
+  }
+  int32_t output_index(const std::string& name) const {
+    int32_t i = 0;
+    check(kiln_module_find_output(module_.get(), name.c_str(), &i));
+    return i;
+  }
+
+ private:
+  std::shared_ptr<KilnModule> module_;
+};
+
+// Runs a module (kiln_executor_*). Move-only; one thread at a time.
+class Executor {
+ public:
+  explicit Executor(const Module& module) {
+    check(kiln_executor_create(module.get(), &executor_));
+  }
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+  Executor(Executor&& o) noexcept : executor_(std::exchange(o.executor_, nullptr)) {}
+  Executor& operator=(Executor&& o) noexcept {
+    if (this != &o) {
+      kiln_executor_free(executor_);
+      executor_ = std::exchange(o.executor_, nullptr);
+    }
+    return *this;
+  }
+  ~Executor() { kiln_executor_free(executor_); }
+
+  KilnExecutor* get() const { return executor_; }
+  void set_input(int32_t index, const DLTensor& value) { check(kiln_executor_set_input(executor_, index, &value)); }
+  void set_input(const std::string& name, const DLTensor& value) {
+    check(kiln_executor_set_input_by_name(executor_, name.c_str(), &value));
+  }
+  void bind_input(int32_t index, const DLTensor& value) { check(kiln_executor_bind_input(executor_, index, &value)); }
+  void run() { check(kiln_executor_run(executor_)); }
+  void get_output(int32_t index, DLTensor& out) { check(kiln_executor_get_output(executor_, index, &out)); }
+  const DLTensor& output(int32_t index) {
+    const DLTensor* view = nullptr;
+    check(kiln_executor_output_view(executor_, index, &view));
+    return *view;
+  }
+  void set_profiling(bool enabled) { check(kiln_executor_set_profiling(executor_, enabled ? 1 : 0)); }
+  KilnKernelProfile kernel_profile(int32_t kernel) const {
+    KilnKernelProfile p{};
+    check(kiln_executor_kernel_profile(executor_, kernel, &p));
+    return p;
+  }
+  std::string profile_report() const {
+    char* text = nullptr;
+    check(kiln_executor_profile_report(executor_, &text));
+    std::string s(text);
+    kiln_free_text(text);
+    return s;
+  }
+
+ private:
+  KilnExecutor* executor_ = nullptr;
+};
+
+// kiln_artifact_describe: the artifact's metadata, read from the file without running it.
+inline std::string describe_artifact(const std::string& path) {
+  char* text = nullptr;
+  check(kiln_artifact_describe(path.c_str(), &text));
+  std::string s(text);
+  kiln_free_text(text);
+  return s;
+}
 
 }  // namespace kiln::runtime
 

@@ -1,0 +1,70 @@
+// GraphExecutor: runs a loaded artifact's plan (the kernels in order) over its own buffers.
+//
+// Buffers are allocated once, at construction: one per graph input and output and one per
+// storage block of intermediates (64-byte aligned); constants point into the mapped weights.
+// Each kernel's DLTensor argument array is built once too; a run only refreshes data pointers
+// (which zero-copy bound inputs change). One executor is used by one thread at a time; several
+// executors over one module may run at the same time (the module is immutable).
+// The profiler, when enabled, times every kernel call and reports per-kernel totals.
+#ifndef KILN_SRC_RUNTIME_EXECUTOR_H_
+#define KILN_SRC_RUNTIME_EXECUTOR_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "module.h"
+
+namespace kiln::runtime {
+
+class Executor {
+ public:
+  explicit Executor(std::shared_ptr<const LoadedModule> module);
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  const LoadedModule& module() const { return *module_; }
+
+  // Copies `value` into input `index` (its dtype and shape must match the input's exactly; CPU,
+  // C-contiguous). Undoes an earlier bind_input of that input.
+  void set_input(int32_t index, const DLTensor& value);
+  // Makes input `index` read straight from `value`'s memory (no copy) until the next set/bind of
+  // that input; the memory must stay valid and 64-byte aligned.
+  void bind_input(int32_t index, const DLTensor& value);
+  void run();
+  // Copies output `index` into `out` (dtype and shape must match; CPU, C-contiguous).
+  void get_output(int32_t index, DLTensor* out) const;
+  // A view of output `index`, valid until the next run() or the executor's end.
+  const DLTensor* output_view(int32_t index) const;
+
+  int32_t input_index(const std::string& name) const;
+  int32_t output_index(const std::string& name) const;
+
+  void set_profiling(bool enabled);  // also resets the counters
+  struct KernelProfile {
+    int64_t calls = 0;
+    double total_seconds = 0;
+  };
+  const std::vector<KernelProfile>& profile() const { return profile_; }
+  // Table: kernel, fused ops, calls, mean time per call, % of total.
+  std::string profile_report() const;
+
+ private:
+  void check_value(const char* what, int32_t index, const artifact::TensorSpec& spec,
+                   const DLTensor& value) const;
+
+  std::shared_ptr<const LoadedModule> module_;
+  std::vector<void*> owned_;         // aligned allocations to free
+  std::vector<void*> default_data_;  // per tensor: its own buffer
+  std::vector<void*> data_;          // per tensor: what kernels read/write now
+  std::vector<std::vector<DLTensor>> args_;  // per kernel
+  std::vector<DLTensor> output_views_;
+  bool profiling_ = false;
+  std::vector<KernelProfile> profile_;
+};
+
+}  // namespace kiln::runtime
+
+#endif  // KILN_SRC_RUNTIME_EXECUTOR_H_
