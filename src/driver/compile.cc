@@ -109,50 +109,43 @@ class Compiler {
       : target_(target), options_(options), module_(target, "kiln_model") {}
 
   void run(const ir::Graph& graph, CompileReport& report) {
-    // Which graph outputs name which values (first occurrence becomes the output tensor).
-    std::map<std::pair<const ir::Node*, int>, std::vector<std::string>> output_names;
+    // Inputs, then the outputs in the graph's order (the artifact's output order).
+    for (const ir::NodePtr& in : graph.inputs()) {
+      const ir::TensorType& t = in->as_input().type();
+      tensors_[{in.get(), 0}] = builder_.add_input(in->name(), t.dtype, t.shape);
+    }
     for (size_t i = 0; i < graph.outputs().size(); ++i) {
       const ir::Value& v = graph.outputs()[i];
-      output_names[{v.node.get(), v.index}].push_back(graph.output_names()[i]);
+      const std::string& name = graph.output_names()[i];
+      auto it = tensors_.find({v.node.get(), v.index});
+      if (v.node->kind() == ir::NodeKind::kCall && it == tensors_.end()) {
+        tensors_[{v.node.get(), v.index}] = builder_.add_output(name, v.type().dtype, v.type().shape);
+      } else {
+        builder_.add_output_alias(name, tensor_of(v));  // an input, a constant, or a repeated value
+      }
     }
     for (const ir::NodePtr& node : graph.topo_order()) {
       switch (node->kind()) {
-        case ir::NodeKind::kInput: {
-          const ir::TensorType& t = node->as_input().type();
-          tensors_[{node.get(), 0}] = builder_.add_input(node->name(), t.dtype, t.shape);
-          break;
-        }
+        case ir::NodeKind::kInput:
         case ir::NodeKind::kConstant:
-          break;  // added when first used
+          break;  // inputs added above; constants when first used
         case ir::NodeKind::kCall: {
           const ir::CallNode& call = node->as_call();
           std::vector<int32_t> outs;
           for (int k = 0; k < call.num_outputs(); ++k) {
-            const ir::TensorType& t = call.output_types()[k];
-            auto it = output_names.find({node.get(), k});
-            int32_t id;
-            if (it != output_names.end()) {
-              id = builder_.add_output(it->second[0], t.dtype, t.shape);
-            } else {
+            auto it = tensors_.find({node.get(), k});
+            if (it == tensors_.end()) {
+              const ir::TensorType& t = call.output_types()[k];
               const std::string name = call.name().empty() ? call.op().name : call.name();
-              id = builder_.add_intermediate(name, t.dtype, t.shape);
+              it = tensors_.emplace(std::make_pair(node.get(), k), builder_.add_intermediate(name, t.dtype, t.shape)).first;
             }
-            tensors_[{node.get(), k}] = id;
-            outs.push_back(id);
+            outs.push_back(it->second);
           }
           std::vector<int32_t> args;
           for (const ir::Value& a : call.args()) args.push_back(tensor_of(a));
           add_group(call, args, outs, report);
           break;
         }
-      }
-    }
-    // Outputs that are inputs/constants, or that repeat a value already output.
-    for (const auto& [key, names] : output_names) {
-      const ir::Node* node = key.first;
-      const bool is_call = node->kind() == ir::NodeKind::kCall;
-      for (size_t i = is_call ? 1 : 0; i < names.size(); ++i) {
-        builder_.add_output_alias(names[i], tensor_of(ir::Value{node->shared_from_this(), key.second}));
       }
     }
   }
