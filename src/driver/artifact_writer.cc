@@ -274,7 +274,7 @@ ArtifactSummary write_artifact(const ArtifactBuilder& builder, const codegen::Ta
     flags = " -lm";
   }
   const std::string tmp_out = path + ".tmp-" + std::to_string(getpid());
-  const std::string command = shell_quote(cc) + " -shared -Wl,-z,noexecstack -o " + shell_quote(tmp_out) +
+  const std::string command = shell_quote(cc) + " -shared -Wl,-z,noexecstack -Wl,-Bsymbolic -o " + shell_quote(tmp_out) +
                               inputs + flags;
   int rc = 0;
   const std::string output = run_capture(command, &rc);

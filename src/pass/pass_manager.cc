@@ -119,7 +119,7 @@ PipelineResult run_passes(const ir::Graph& graph, const std::vector<std::string>
     record.changed = !same_graph(result.graph, next);
     record.calls_after = next.num_calls();
     record.stats = ctx.take_stats();
-    if (record.changed) ir::verify_graph_in_debug(next, "after pass " + name);
+    if (record.changed && options.verify_each_pass) ir::check_graph(next, "after pass " + name);
     if (options.dump_ir_after == "all" || options.dump_ir_after == name) {
       dump << "// IR after " << name << (record.changed ? "" : " (unchanged)") << "\n";
       dump << ir::graph_to_text(next);

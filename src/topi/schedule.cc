@@ -179,11 +179,14 @@ Knobs default_knobs(const ComputeResult& result, const codegen::Target& target) 
       if (divisor * 4 >= cap * 3) tile = divisor;
       k.set("tile_ow", std::max<int64_t>(1, tile));
       // Loop order of the parallel outer loops: (n, oh, oc-chunk) with rows_outer=1 keeps a band
-      // of packed input rows cached while every chunk of (contiguously streamed) weights uses
+      // of packed input rows cached while every chunk of the (sequentially streamed) weights uses
       // it; rows_outer=0 keeps one chunk's weights cached and streams the input per chunk.
-      // Measured on the four ResNet-50 shapes (docs/performance.md), rows outside won every
-      // time on Zen 3 once the input is packed NCHW[8]c, so it is the default; tuners may flip it.
-      const bool rows_outer = true;
+      // Measured on the ResNet-50 shapes on Zen 3 (docs/performance.md): rows outside wins
+      // unless the weights are very large (1x1 1024->2048: 8 MiB streamed per output row), so
+      // the rule is a weight-size threshold; tuners may flip it.
+      int64_t weight_elems = a.shape()[1] * ob;
+      for (const tir::IterVar& r : a.get()->reduce_axis()) weight_elems *= extent_of(r);
+      const bool rows_outer = weight_elems * 4 <= (4 << 20);
       k.set("rows_outer", rows_outer ? 1 : 0);
       break;
     }

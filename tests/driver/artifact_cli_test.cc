@@ -119,6 +119,11 @@ TEST_F(ArtifactCliTest, Errors) {
   expect_contains(r.output, "truncated");
   expect_contains(r.output, "hint: 'kiln inspect");
 
+  // Artifact-only options on an ONNX model are refused, not ignored.
+  r = run_cli("run model.onnx --repeat 3");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  expect_contains(r.output, "apply to compiled artifacts only");
+
   // The runtime's CPU detection with a feature hidden (as on a smaller CPU): refused, no SIGILL.
   const std::string hidden = codegen::host_target().is_x86_64() ? "avx" : "neon";
   r = run_cli("run " + path("model.so") + " --input x=" + path("x.npy"), "KILN_RUNTIME_HIDE_CPU_FEATURES=" + hidden);

@@ -263,7 +263,9 @@ namespace {
 namespace rt = kiln::runtime;
 namespace fs = std::filesystem;
 
-// A kernel that fails (sets the last error, returns -1): run reports which kernel and why.
+// A kernel that fails (sets the last error, returns -1): run reports which kernel and why. It is
+// called "add" like a kernel of the test model, which is loaded in the same process: each
+// artifact must use its own symbols.
 TEST(ArtifactKernelFailure, RunReportsTheKernelsMessage) {
   const fs::path dir = fs::temp_directory_path() / ("kiln-artifact-fail-" + std::to_string(getpid()));
   fs::create_directories(dir);
@@ -271,7 +273,7 @@ TEST(ArtifactKernelFailure, RunReportsTheKernelsMessage) {
   module.add_llvm_ir(R"(
 @msg = private unnamed_addr constant [22 x i8] c"boom: bad input value\00"
 declare void @kiln_set_last_error(ptr)
-define i32 @always_fails(ptr %args, i32 %n) {
+define i32 @add(ptr %args, i32 %n) {
   call void @kiln_set_last_error(ptr @msg)
   ret i32 -1
 }
@@ -279,10 +281,12 @@ define i32 @always_fails(ptr %args, i32 %n) {
   driver::ArtifactBuilder b;
   const int32_t x = b.add_input("x", ir::DType::kF32, {4});
   const int32_t y = b.add_output("y", ir::DType::kF32, {4});
-  b.add_kernel("always_fails", "custom", {x, y});
+  b.add_kernel("add", "custom", {x, y});
   b.add_output_alias("x_again", x);  // a graph output that is the input itself
   b.add_object(module.object_code());
   driver::write_artifact(b, codegen::host_target(), (dir / "fails.so").string());
+  write_test_artifact((dir / "model.so").string());
+  rt::Module model = rt::Module::load((dir / "model.so").string());
   rt::Module m = rt::Module::load((dir / "fails.so").string());
   rt::Executor e(m);
   std::vector<float> values{1, 2, 3, 4};
@@ -298,7 +302,7 @@ define i32 @always_fails(ptr %args, i32 %n) {
     e.run();
     FAIL() << "run succeeded";
   } catch (const rt::RuntimeError& err) {
-    EXPECT_NE(std::string(err.what()).find("kernel 'always_fails' (step 1 of 1) failed: boom: bad input value"),
+    EXPECT_NE(std::string(err.what()).find("kernel 'add' (step 1 of 1) failed: boom: bad input value"),
               std::string::npos)
         << err.what();
   }
@@ -307,6 +311,14 @@ define i32 @always_fails(ptr %args, i32 %n) {
   EXPECT_STREQ(m.output_info(1).name, "x_again");
   const float* alias = static_cast<const float*>(e.output(1).data);
   for (int i = 0; i < 4; ++i) EXPECT_EQ(alias[i], values[i]) << i;
+  // The model's own "add" still runs (loaded after, and alongside, the failing one).
+  rt::Executor good(model);
+  std::vector<float> mx = pattern(11);
+  std::vector<int64_t> model_shape{kRows, kCols};
+  DLTensor xt = view(mx, model_shape);
+  good.set_input(0, xt);
+  good.run();
+  expect_output(good, mx, "model next to another artifact with an 'add' kernel");
   fs::remove_all(dir);
 }
 

@@ -44,6 +44,7 @@ TEST_P(ModelPasses, OptimizedMatchesOriginal) {
   PassOptions options;
   options.opt_level = c.opt_level;
   options.layout_block = c.block;
+  options.verify_each_pass = true;
   PipelineResult result = run_pipeline(graph, options);
   std::printf("%s -O%d block %d:\n%s", c.name, c.opt_level, c.block, result.summary().c_str());
   std::printf("%s -O%d: fused groups %lld (multi-op %lld), activation layout transforms %lld\n", c.name, c.opt_level,
@@ -52,7 +53,9 @@ TEST_P(ModelPasses, OptimizedMatchesOriginal) {
               static_cast<long long>(result.stat("AlterOpLayout", "layout_transforms")));
   ASSERT_TRUE(verify_graph(result.graph).empty());
   for (const auto& node : result.graph.topo_order()) {
-    if (node->kind() == NodeKind::kCall) EXPECT_TRUE(is_fused_call(*node)) << node->as_call().op().name;
+    if (node->kind() == NodeKind::kCall) {
+      EXPECT_TRUE(is_fused_call(*node)) << node->as_call().op().name;
+    }
   }
   EXPECT_TRUE(round_trips(result.graph));
   const std::map<std::string, NDArray> inputs{{c.input_name, x}};

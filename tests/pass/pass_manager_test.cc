@@ -35,14 +35,19 @@ TEST(PassManager, OptLevels) {
   Graph g = small_model();
   for (int level = 0; level <= 3; ++level) {
     PassOptions o;
+    o.verify_each_pass = true;
     o.opt_level = level;
     PipelineResult r = run_pipeline(g, o);
     EXPECT_EQ(r.records.size(), passes_for_level(level).size());
     EXPECT_TRUE(same_results(g, r.graph, 1e-6)) << "O" << level;
-    if (level == 0) EXPECT_TRUE(same_graph(g, r.graph));
+    if (level == 0) {
+      EXPECT_TRUE(same_graph(g, r.graph));
+    }
     if (level >= 2) {
       for (const auto& node : r.graph.topo_order()) {
-        if (node->kind() == NodeKind::kCall) EXPECT_TRUE(is_fused_call(*node));
+        if (node->kind() == NodeKind::kCall) {
+          EXPECT_TRUE(is_fused_call(*node));
+        }
       }
     }
   }
@@ -52,6 +57,7 @@ TEST(PassManager, DumpAfterNamedPassAndAll) {
   Graph g = small_model();
   std::ostringstream out;
   PassOptions o;
+  o.verify_each_pass = true;
   o.opt_level = 2;
   o.dump_ir_after = "FoldConstant";
   o.dump_stream = &out;
@@ -69,6 +75,7 @@ TEST(PassManager, DumpAfterNamedPassAndAll) {
 
 TEST(PassManager, SummaryHasTimingStatsAndUnchanged) {
   PassOptions o;
+  o.verify_each_pass = true;
   o.opt_level = 2;
   PipelineResult r = run_pipeline(small_model(), o);
   const std::string s = r.summary();
@@ -84,6 +91,7 @@ TEST(PassManager, SummaryHasTimingStatsAndUnchanged) {
 
 TEST(PassManager, DisabledPasses) {
   PassOptions o;
+  o.verify_each_pass = true;
   o.opt_level = 2;
   o.disabled_passes = {"FuseOps"};
   PipelineResult r = run_pipeline(small_model(), o);
@@ -150,6 +158,7 @@ TEST(PassManager, O3OnResidualBlockWithBatchNorms) {
   Value g = make_call("global_avg_pool", {c}, {})->output();
   Graph before({x}, {g}, {"y"});
   PassOptions o;
+  o.verify_each_pass = true;
   o.opt_level = 3;
   PipelineResult result = run_pipeline(before, o);
   EXPECT_EQ(result.stat("SimplifyInference", "bn_folded_into_conv"), 2);
@@ -157,7 +166,9 @@ TEST(PassManager, O3OnResidualBlockWithBatchNorms) {
   EXPECT_EQ(result.stat("AlterOpLayout", "convs_converted"), 3);
   EXPECT_EQ(result.stat("AlterOpLayout", "layout_transforms"), 4);  // input, around the pool, before the global pool
   for (const auto& node : result.graph.topo_order()) {
-    if (node->kind() == NodeKind::kCall) EXPECT_TRUE(is_fused_call(*node));
+    if (node->kind() == NodeKind::kCall) {
+      EXPECT_TRUE(is_fused_call(*node));
+    }
   }
   EXPECT_TRUE(same_results(before, result.graph, 1e-5));
   EXPECT_TRUE(round_trips(result.graph));

@@ -34,6 +34,7 @@ inline NodePtr random_constant(const std::string& name, Shape shape, uint64_t se
 
 // Runs one pass (through the manager: timing, verification).
 inline Graph run_one(const std::string& pass, const Graph& graph, PassOptions options = {}) {
+  options.verify_each_pass = true;
   return run_passes(graph, {pass}, options).graph;
 }
 

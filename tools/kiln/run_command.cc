@@ -63,6 +63,11 @@ void register_run(CLI::App& app, CommandContext& ctx) {
       ctx.exit_code = 0;
       return;
     }
+    if (opts->repeat != 1 || opts->warmup != 0 || opts->threads != -1 || opts->profile) {
+      throw UserError(UserErrorKind::kInvalidArgument, "kiln run " + opts->model,
+                      "--repeat, --warmup, --threads and --profile apply to compiled artifacts only",
+                      "compile the model first (kiln compile) and run the artifact");
+    }
     if (opts->executor != "reference") {
       throw UserError(UserErrorKind::kInvalidArgument, "--executor " + opts->executor, "unknown executor",
                       "available: reference");

@@ -9,8 +9,8 @@
 // `ctx.stat(name)`.
 //
 // The manager (run_pipeline) runs the passes of an opt level in order, times each, verifies the
-// graph after each in debug builds (ir::verify_graph_in_debug), and prints the text IR after a named
-// pass (or all) to a stream. Opt levels (docs/passes.md):
+// graph after each (PassOptions::verify_each_pass, on in debug builds), and prints the text IR
+// after a named pass (or all) to a stream. Opt levels (docs/passes.md):
 //   O0: nothing (types are inferred when nodes are built: make_call runs each op's inference).
 //   O1: SimplifyInference, FoldConstant, DeadCodeElimination.
 //   O2: O1 + EliminateCommonSubexpr, then FuseOps.
@@ -45,6 +45,13 @@ struct PassOptions {
   std::ostream* dump_stream = nullptr;
   // Passes to skip by name (e.g. {"FuseOps"}).
   std::vector<std::string> disabled_passes;
+  // Run the verifier (ir::check_graph) after every pass that changed the graph: on by default in
+  // debug builds (no NDEBUG), off in release builds; tests turn it on.
+#ifdef NDEBUG
+  bool verify_each_pass = false;
+#else
+  bool verify_each_pass = true;
+#endif
 };
 
 class PassContext {
