@@ -71,6 +71,16 @@ CompileReport compile_onnx(const std::string& model_path, const std::string& out
 ir::Graph example_model(const std::string& name);
 std::vector<std::string> example_model_names();
 
+// For `kiln doctor`: compiles a tiny graph (conv2d + bias + relu + global average pool) for this
+// machine through the whole pipeline (compile_graph: passes, fused kernels, LLVM, artifact
+// linked by the C compiler), loads and runs it through libkiln_runtime's C API and compares the
+// output with the reference executor (rtol 1e-4). Never throws: failures go to `detail`.
+struct CompileSelfTest {
+  bool ok = false;
+  std::string detail;  // what was done and how long it took, or which step failed and why
+};
+CompileSelfTest compile_self_test();
+
 }  // namespace kiln::driver
 
 #endif  // KILN_DRIVER_COMPILE_H_
