@@ -42,7 +42,8 @@ inline std::vector<ir::NDArray> run_compiled(const std::string& path, const std:
     ir::Shape shape(y.shape, y.shape + y.ndim);
     ir::DType dtype = ir::DType::kF32;
     bool known = false;
-    for (ir::DType d : {ir::DType::kF32, ir::DType::kF64, ir::DType::kI64, ir::DType::kI32, ir::DType::kBool}) {
+    for (ir::DType d : {ir::DType::kF32, ir::DType::kF64, ir::DType::kF16, ir::DType::kBF16, ir::DType::kI8,
+                        ir::DType::kU8, ir::DType::kI16, ir::DType::kI32, ir::DType::kI64, ir::DType::kBool}) {
       const DLDataType dl = driver::to_dl_dtype(d);
       if (dl.code == y.dtype.code && dl.bits == y.dtype.bits && dl.lanes == y.dtype.lanes) {
         dtype = d;
