@@ -1,5 +1,6 @@
 // The compile driver on small graphs: each graph is compiled to an artifact (at O0 = one kernel
-// per op, O2 = fused groups, and with every group forced through the per-op split fallback),
+// per op, O2 = fused groups, O3 = + NCHWc layouts, and O3 with every group forced through the
+// per-op split fallback),
 // loaded through libkiln_runtime's C++ API, run, and compared with the reference executor.
 // Tolerance: |kiln - ref| <= 1e-5 + 1e-4 |ref| (f32). The reference computes in double where the
 // kernels accumulate in f32 in their own loop order (blocked convolutions, vectorized sums), and
@@ -53,7 +54,7 @@ class CompileTest : public ::testing::Test {
   }
   static std::string path(const std::string& name) { return (*dir_ / name).string(); }
 
-  // Compiles `graph` at O0, O2 and O2 with forced splitting; each must match the reference.
+  // Compiles `graph` at O0, O2, O3 and O3 with forced splitting; each must match the reference.
   static void check_all_modes(const ir::Graph& graph, const std::string& name) {
     std::vector<ir::NDArray> inputs;
     int seed = 11;
@@ -64,7 +65,7 @@ class CompileTest : public ::testing::Test {
       int level;
       bool split;
     };
-    for (const Mode& m : {Mode{"O0", 0, false}, Mode{"O2", 2, false}, Mode{"O2-split", 2, true}}) {
+    for (const Mode& m : {Mode{"O0", 0, false}, Mode{"O2", 2, false}, Mode{"O3", 3, false}, Mode{"O3-split", 3, true}}) {
       SCOPED_TRACE(name + std::string(" ") + m.name);
       driver::CompileOptions o;
       o.opt_level = m.level;
@@ -88,6 +89,16 @@ TEST_F(CompileTest, ConvBiasRelu) {
   Value c = call("conv2d", {x->output(), constant("w", {12, 5, 3, 3}, 1), constant("b", {12}, 2)},
                  Attrs().set("pads", v({1, 1, 1, 1})));
   check_all_modes(ir::Graph({x}, {call("relu", {c})}, {"y"}), "conv_bias_relu");
+}
+
+// Depthwise then pointwise (MobileNet's block): at O3 both become conv2d_nchwc (the depthwise one
+// through conv2d's own depthwise compute on the unblocked tensors).
+TEST_F(CompileTest, DepthwiseThenPointwise) {
+  ir::NodePtr x = ir::make_input("x", {DType::kF32, {1, 16, 9, 9}});
+  Value d = call("conv2d", {x->output(), constant("dw", {16, 1, 3, 3}, 1), constant("db", {16}, 2)},
+                 Attrs().set("pads", v({1, 1, 1, 1})).set("groups", int64_t{16}));
+  Value pw = call("conv2d", {call("relu", {d}), constant("pw", {24, 16, 1, 1}, 3)});
+  check_all_modes(ir::Graph({x}, {call("relu", {pw})}, {"y"}), "depthwise_pointwise");
 }
 
 TEST_F(CompileTest, ResidualAdd) {

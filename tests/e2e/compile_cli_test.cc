@@ -46,7 +46,7 @@ class CompileCli : public ::testing::Test {
 TEST_F(CompileCli, ExampleCompilesPrintsItsAccountAndRuns) {
   RunResult c = run_kiln("compile --example tiny-cnn -o " + path("tiny.so"));
   ASSERT_EQ(c.exit_code, 0) << c.output;
-  for (const char* needle : {"passes:", "FuseOps", "kernels: 7 calls", "[conv2d+relu]", "planned", "naive", "phases:",
+  for (const char* needle : {"passes:", "FuseOps", "kernels: 7 calls", "[layout_transform+conv2d_nchwc+relu]", "planned", "naive", "phases:",
                              "codegen (LLVM)", "total", "wrote "}) {
     EXPECT_NE(c.output.find(needle), std::string::npos) << "missing '" << needle << "' in\n" << c.output;
   }

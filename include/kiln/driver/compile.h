@@ -31,7 +31,7 @@ namespace kiln::driver {
 
 struct CompileOptions {
   std::string target = "llvm";  // codegen::parse_target syntax; "llvm" = this machine
-  int opt_level = 2;            // 0..3 (pass.h); O3 needs computes for layout_transform and conv2d_nchwc
+  int opt_level = 3;            // 0..3 (pass.h)
   std::map<std::string, ir::Shape> input_shapes;  // ONNX import: fix symbolic input dimensions
   std::string dump_ir_after;                      // "" | "all" | a pass name
   std::ostream* dump_stream = nullptr;            // std::cerr when null
