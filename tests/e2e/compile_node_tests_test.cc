@@ -1,6 +1,6 @@
 // ONNX node tests, compiled: every node test of ../shared/onnx-node-tests that passes on the
 // reference executor (the frontend's conformance runner, tests/frontend/onnx_case_runner.h) is
-// run again with the graph compiled by the driver (-O2) into an artifact and run through
+// run again with the graph compiled by the driver (default -O3) into an artifact and run through
 // libkiln_runtime (the runner's GraphRunner hook), with the same tolerances (rtol 1e-3,
 // atol 1e-7, NaN == NaN). Fails on any compiled failure not listed under "Expected compiled
 // node-test failures" in docs/compile.md. Prints pass/fail counts. Skips when the data is absent.
