@@ -93,6 +93,11 @@ std::vector<DoctorProblem> judge_doctor_facts(const DoctorFacts& f) {
                             " -shared -fPIC' works (binutils and libc6-dev installed), or set "
                             "KILN_CC to a C compiler that does."});
   }
+  if (f.compile_checked && !f.compile_ok) {
+    problems.push_back({"cannot compile and run a model on this machine: " + f.compile_detail,
+                        "run 'kiln compile --example tiny-cnn -o /tmp/t.so' with --log driver=debug and fix "
+                        "the step it names (often the C compiler above)"});
+  }
   return problems;
 }
 
@@ -135,6 +140,9 @@ void print_doctor_report(const DoctorFacts& f, const std::vector<DoctorProblem>&
                              (f.cc.linker_version.empty() ? "" : ": " + f.cc.linker_version));
     row(out, "  shared object", f.cc.links_shared ? "ok (built, loaded and called a trivial one)"
                                                    : "FAILED: " + f.cc.link_error);
+  }
+  if (f.compile_checked) {
+    row(out, "compile + run", (f.compile_ok ? "ok: " : "FAILED: ") + f.compile_detail);
   }
   row(out, "build jobs",
       std::to_string(f.recommended_jobs) + "  = max(1, min(" + std::to_string(f.cores) +

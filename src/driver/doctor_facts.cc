@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "kiln/codegen/host_info.h"
+#include "kiln/driver/compile.h"
 #include "kiln/driver/doctor.h"
 #include "kiln/runtime/c_api.h"
 #include "kiln/version.h"
@@ -219,6 +220,10 @@ DoctorFacts gather_doctor_facts(const std::string& cli_version) {
   }
   f.recommended_jobs =
       recommended_build_jobs(f.cores, f.available_memory_mb, f.memory_per_job_mb);
+  const CompileSelfTest compiled = compile_self_test();
+  f.compile_checked = true;
+  f.compile_ok = compiled.ok;
+  f.compile_detail = compiled.detail;
   return f;
 }
 

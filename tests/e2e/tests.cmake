@@ -9,3 +9,4 @@ add_test(NAME e2e.gen_test_models
 set_tests_properties(e2e.gen_test_models PROPERTIES FIXTURES_SETUP test_models TIMEOUT 900)
 kiln_add_fixture_gtest(e2e.models "${CMAKE_CURRENT_LIST_DIR}/models_e2e.cc" test_models 900)
 kiln_add_fixture_gtest(e2e.cli "${CMAKE_CURRENT_LIST_DIR}/cli_e2e.cc" onnx_cases 300)
+kiln_add_fixture_gtest(e2e.compile_models "${CMAKE_CURRENT_LIST_DIR}/compile_models_e2e.cc" test_models 1800)

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -65,8 +66,12 @@ inline std::vector<std::string> numbered_files(const std::filesystem::path& dir,
   return out;
 }
 
+// How a case's graph is executed: the reference executor by default; the compile driver's tests
+// pass a runner that compiles the graph to an artifact and runs it through libkiln_runtime.
+using GraphRunner = std::function<std::vector<ir::NDArray>(const ir::Graph&, const std::vector<ir::NDArray>&)>;
+
 inline CaseResult run_onnx_case(const std::string& dir, double rtol, double atol,
-                                const frontend::OnnxImportOptions& options = {}) {
+                                const frontend::OnnxImportOptions& options = {}, const GraphRunner& runner = {}) {
   CaseResult result;
   try {
     const std::string model = (std::filesystem::path(dir) / "model.onnx").string();
@@ -105,7 +110,7 @@ inline CaseResult run_onnx_case(const std::string& dir, double rtol, double atol
         inputs.push_back(frontend::read_onnx_tensor(files[k]));
       }
       for (const auto& f : numbered_files(set_dir, "output")) expected.push_back(frontend::read_onnx_tensor(f));
-      auto outputs = ref::run_graph(graph, inputs);
+      auto outputs = runner ? runner(graph, inputs) : ref::run_graph(graph, inputs);
       if (outputs.size() != expected.size()) {
         result.message = "graph has " + std::to_string(outputs.size()) + " outputs, the test expects " +
                          std::to_string(expected.size());

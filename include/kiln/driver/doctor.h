@@ -51,6 +51,11 @@ struct DoctorFacts {
   int64_t available_memory_mb = 0;
   int64_t memory_per_job_mb = 0;
   int recommended_jobs = 0;
+
+  // compile_self_test() (compile.h): a tiny graph compiled, loaded and run on this machine.
+  bool compile_checked = false;  // false: not run (facts made up by tests)
+  bool compile_ok = false;
+  std::string compile_detail;
 };
 
 // The CPU features that matter for Kiln's kernels, in the order the report lists them.

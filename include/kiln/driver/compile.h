@@ -1,0 +1,86 @@
+// The compile driver: from a graph (or an ONNX file) to one deployable artifact.
+//
+//   ONNX import -> pass pipeline at the opt level (pass.h) -> for each fused group ONE kernel
+//   (topi::build_group_kernel: the members' computes chained, the anchor's default schedule,
+//   elementwise/injective members inlined) -> tir lower -> one LLVM module -> object code ->
+//   ArtifactBuilder + write_artifact (memory plan, constants, metadata).
+//
+// Contract:
+//   - Every top-level call of the optimized graph becomes one kernel call in graph order (a
+//     `fused` call: its body as one kernel; any other call, e.g. at O0/O1: the op alone).
+//     Identical fused bodies (same text, so same types and attributes) share one kernel symbol.
+//   - A group topi cannot build as one kernel (a fusion shape the schedules refuse) is split into
+//     one kernel per member op; every such split is listed in CompileReport::split_groups and
+//     logged once per compile (component `driver`, warning) -- never silently.
+//   - An op with no compute definition at all is a UserError(kUnsupported) naming the op.
+//   - Small constants inside fused bodies become artifact constants (extra kernel arguments).
+#ifndef KILN_DRIVER_COMPILE_H_
+#define KILN_DRIVER_COMPILE_H_
+
+#include <iosfwd>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kiln/driver/artifact.h"
+#include "kiln/ir/graph.h"
+#include "kiln/pass/pass.h"
+
+namespace kiln::driver {
+
+struct CompileOptions {
+  std::string target = "llvm";  // codegen::parse_target syntax; "llvm" = this machine
+  int opt_level = 3;            // 0..3 (pass.h)
+  std::map<std::string, ir::Shape> input_shapes;  // ONNX import: fix symbolic input dimensions
+  std::string dump_ir_after;                      // "" | "all" | a pass name
+  std::ostream* dump_stream = nullptr;            // std::cerr when null
+  std::vector<std::string> disabled_passes;
+  bool force_split = false;  // tests: build every group as per-op kernels (the fallback path)
+  ArtifactOptions artifact;
+};
+
+struct KernelCall {
+  std::string symbol;     // the kernel's exported name
+  std::string fused_ops;  // member ops joined by '+'
+  bool split = false;     // part of a group split into per-op kernels
+};
+
+struct CompileReport {
+  std::string output_path;
+  std::string target;                       // canonical target string
+  pass::PipelineResult pipeline;            // passes run, with times and stats
+  std::vector<KernelCall> kernel_calls;     // in execution order
+  int distinct_kernels = 0;                 // symbols in the object code
+  std::vector<std::string> split_groups;    // labels of groups built as per-op kernels, with why
+  ArtifactSummary artifact;
+  std::vector<std::pair<std::string, double>> phase_seconds;  // import, passes, lower, codegen, write
+  // The human-readable account `kiln compile` prints.
+  std::string summary() const;
+};
+
+// Compiles `graph` into an artifact at `out_path`.
+CompileReport compile_graph(const ir::Graph& graph, const std::string& out_path, const CompileOptions& options);
+
+// Imports the ONNX model at `model_path` (with options.input_shapes) and compiles it.
+CompileReport compile_onnx(const std::string& model_path, const std::string& out_path, const CompileOptions& options);
+
+// Built-in example models (compile_example.cc), buildable without any file: "tiny-cnn" (a small
+// CNN on f32[1, 3, 32, 32]: conv/batch-norm/relu, a residual add, pooling, matmul, softmax).
+// UserError(kNotFound) listing the names for an unknown one.
+ir::Graph example_model(const std::string& name);
+std::vector<std::string> example_model_names();
+
+// For `kiln doctor`: compiles a tiny graph (conv2d + bias + relu + global average pool) for this
+// machine through the whole pipeline (compile_graph: passes, fused kernels, LLVM, artifact
+// linked by the C compiler), loads and runs it through libkiln_runtime's C API and compares the
+// output with the reference executor (rtol 1e-4). Never throws: failures go to `detail`.
+struct CompileSelfTest {
+  bool ok = false;
+  std::string detail;  // what was done and how long it took, or which step failed and why
+};
+CompileSelfTest compile_self_test();
+
+}  // namespace kiln::driver
+
+#endif  // KILN_DRIVER_COMPILE_H_

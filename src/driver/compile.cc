@@ -1,0 +1,414 @@
+// The compile driver (include/kiln/driver/compile.h): import, passes, one kernel per fused group,
+// one LLVM module, the artifact.
+#include "kiln/driver/compile.h"
+
+#include <chrono>
+#include <filesystem>
+#include <iomanip>
+#include <map>
+#include <sstream>
+#include <unordered_map>
+
+#include "kiln/codegen/llvm_module.h"
+#include "kiln/codegen/target.h"
+#include "kiln/frontend/onnx.h"
+#include "kiln/pass/fused_call.h"
+#include "kiln/support/error.h"
+#include "kiln/support/logging.h"
+#include "kiln/topi/build.h"
+#include "kiln/topi/compute.h"
+
+namespace kiln::driver {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// A kernel-ready group: members referring to group inputs or earlier members, the group's input
+// types (call arguments, then the body's own constants), and its outputs.
+struct Group {
+  std::vector<topi::GroupMember> members;
+  std::vector<std::vector<ir::TensorType>> member_types;  // per member, its output types
+  std::vector<ir::TensorType> input_types;
+  std::vector<ir::NodePtr> body_constants;  // appended group inputs, in order
+  std::vector<topi::ValueRef> outputs;
+  std::string label;
+};
+
+// The group of a `fused` call (its body) or of any other call (the op alone).
+Group make_group(const ir::CallNode& call) {
+  Group g;
+  for (const ir::Value& a : call.args()) g.input_types.push_back(a.type());
+  if (!pass::is_fused_call(call)) {
+    topi::GroupMember m{call.op().name, {}, call.attrs()};
+    for (size_t i = 0; i < call.args().size(); ++i) m.inputs.push_back(topi::ValueRef::input(static_cast<int>(i)));
+    g.members.push_back(std::move(m));
+    g.member_types.push_back(call.output_types());
+    for (int k = 0; k < call.num_outputs(); ++k) g.outputs.push_back(topi::ValueRef::member(0, k));
+    g.label = call.op().name;
+    return g;
+  }
+  std::shared_ptr<const ir::Graph> body = pass::fused_body(call);
+  std::unordered_map<const ir::Node*, topi::ValueRef> refs;  // node -> ref of its output 0
+  std::unordered_map<const ir::Node*, int> member_index;
+  for (size_t i = 0; i < body->inputs().size(); ++i) refs[body->inputs()[i].get()] = topi::ValueRef::input(static_cast<int>(i));
+  auto ref_of = [&](const ir::Value& v) -> topi::ValueRef {
+    auto it = member_index.find(v.node.get());
+    if (it != member_index.end()) return topi::ValueRef::member(it->second, v.index);
+    auto r = refs.find(v.node.get());
+    KILN_ICHECK(r != refs.end()) << "fused body value not defined before use";
+    return r->second;
+  };
+  for (const ir::NodePtr& node : body->topo_order()) {
+    switch (node->kind()) {
+      case ir::NodeKind::kInput:
+        break;
+      case ir::NodeKind::kConstant: {
+        const int index = static_cast<int>(g.input_types.size());
+        g.input_types.push_back(node->as_constant().type());
+        g.body_constants.push_back(node);
+        refs[node.get()] = topi::ValueRef::input(index);
+        break;
+      }
+      case ir::NodeKind::kCall: {
+        const ir::CallNode& c = node->as_call();
+        topi::GroupMember m{c.op().name, {}, c.attrs()};
+        for (const ir::Value& a : c.args()) m.inputs.push_back(ref_of(a));
+        member_index[node.get()] = static_cast<int>(g.members.size());
+        g.members.push_back(std::move(m));
+        g.member_types.push_back(c.output_types());
+        break;
+      }
+    }
+  }
+  for (const ir::Value& v : body->outputs()) g.outputs.push_back(ref_of(v));
+  const ir::AttrValue* label = call.attrs().find("label");
+  g.label = label != nullptr ? call.attrs().get_string("label") : "fused";
+  return g;
+}
+
+std::string join_ops(const Group& g) {
+  std::string s;
+  for (const auto& m : g.members) s += (s.empty() ? "" : "+") + m.op;
+  return s;
+}
+
+std::string symbol_safe(const std::string& s) {
+  std::string out;
+  for (char c : s) out += (std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_') ? c : '_';
+  if (out.size() > 60) out.resize(60);
+  return out;
+}
+
+class Compiler {
+ public:
+  Compiler(const codegen::Target& target, const CompileOptions& options)
+      : target_(target), options_(options), module_(target, "kiln_model") {}
+
+  void run(const ir::Graph& graph, CompileReport& report) {
+    // Inputs, then the outputs in the graph's order (the artifact's output order).
+    for (const ir::NodePtr& in : graph.inputs()) {
+      const ir::TensorType& t = in->as_input().type();
+      tensors_[{in.get(), 0}] = builder_.add_input(in->name(), t.dtype, t.shape);
+    }
+    for (size_t i = 0; i < graph.outputs().size(); ++i) {
+      const ir::Value& v = graph.outputs()[i];
+      const std::string& name = graph.output_names()[i];
+      auto it = tensors_.find({v.node.get(), v.index});
+      if (v.node->kind() == ir::NodeKind::kCall && it == tensors_.end()) {
+        tensors_[{v.node.get(), v.index}] = builder_.add_output(name, v.type().dtype, v.type().shape);
+      } else {
+        builder_.add_output_alias(name, tensor_of(v));  // an input, a constant, or a repeated value
+      }
+    }
+    for (const ir::NodePtr& node : graph.topo_order()) {
+      switch (node->kind()) {
+        case ir::NodeKind::kInput:
+        case ir::NodeKind::kConstant:
+          break;  // inputs added above; constants when first used
+        case ir::NodeKind::kCall: {
+          const ir::CallNode& call = node->as_call();
+          std::vector<int32_t> outs;
+          for (int k = 0; k < call.num_outputs(); ++k) {
+            auto it = tensors_.find({node.get(), k});
+            if (it == tensors_.end()) {
+              const ir::TensorType& t = call.output_types()[k];
+              const std::string name = call.name().empty() ? call.op().name : call.name();
+              it = tensors_.emplace(std::make_pair(node.get(), k), builder_.add_intermediate(name, t.dtype, t.shape)).first;
+            }
+            outs.push_back(it->second);
+          }
+          std::vector<int32_t> args;
+          for (const ir::Value& a : call.args()) args.push_back(tensor_of(a));
+          add_group(call, args, outs, report);
+          break;
+        }
+      }
+    }
+  }
+
+  codegen::LLVMModule& module() { return module_; }
+  ArtifactBuilder& builder() { return builder_; }
+  double lower_seconds = 0;
+  int distinct = 0;
+
+ private:
+  int32_t tensor_of(const ir::Value& v) {
+    auto it = tensors_.find({v.node.get(), v.index});
+    if (it != tensors_.end()) return it->second;
+    KILN_ICHECK(v.node->kind() == ir::NodeKind::kConstant) << "value used before it is computed";
+    const int32_t id = builder_.add_constant(v.node->name(), v.node->as_constant().data());
+    tensors_[{v.node.get(), v.index}] = id;
+    return id;
+  }
+
+  int32_t constant_of(const ir::NodePtr& node) {
+    auto it = tensors_.find({node.get(), 0});
+    if (it != tensors_.end()) return it->second;
+    const std::string name = node->name().empty() ? "fused_constant" : node->name();
+    const int32_t id = builder_.add_constant(name, node->as_constant().data());
+    tensors_[{node.get(), 0}] = id;
+    return id;
+  }
+
+  std::string new_symbol(const std::string& label) {
+    return "kiln_" + symbol_safe(label) + "_" + std::to_string(next_symbol_++);
+  }
+
+  void add_prim(const tir::PrimFunc& f) {
+    module_.add_prim_func(f);
+    ++distinct;
+  }
+
+  void add_group(const ir::CallNode& call, std::vector<int32_t> args, const std::vector<int32_t>& outs,
+                 CompileReport& report) {
+    const Group g = make_group(call);
+    for (const auto& m : g.members) {
+      if (topi::ComputeRegistry::global().find(m.op) == nullptr) {
+        throw UserError(UserErrorKind::kUnsupported, "operator '" + m.op + "'",
+                        "has no compute definition in the operator library (topi), so Kiln cannot generate its kernel",
+                        "add a compute for it under src/topi/ (docs/topi.md), or export the model without this operator");
+      }
+    }
+    for (const ir::NodePtr& c : g.body_constants) args.push_back(constant_of(c));
+    std::vector<int32_t> kernel_args = args;
+    kernel_args.insert(kernel_args.end(), outs.begin(), outs.end());
+    const std::string ops = join_ops(g);
+
+    // One kernel for the group (shared by identical fused bodies).
+    std::string key;
+    if (pass::is_fused_call(call)) {
+      key = call.attrs().get_string("body");
+      auto it = kernel_cache_.find(key);
+      if (it != kernel_cache_.end()) {
+        builder_.add_kernel(it->second, ops, kernel_args);
+        report.kernel_calls.push_back({it->second, ops, false});
+        return;
+      }
+    }
+    std::string why;
+    if (!options_.force_split) {
+      const std::string symbol = new_symbol(g.label);
+      const auto start = Clock::now();
+      try {
+        topi::OpKernelOptions ko;
+        ko.kernel_name = symbol;
+        tir::PrimFunc f = topi::build_group_kernel(g.members, g.input_types, g.outputs, target_, -1, ko);
+        lower_seconds += seconds_since(start);
+        add_prim(f);
+        if (!key.empty()) kernel_cache_[key] = symbol;
+        builder_.add_kernel(symbol, ops, kernel_args);
+        report.kernel_calls.push_back({symbol, ops, false});
+        return;
+      } catch (const Error& e) {
+        lower_seconds += seconds_since(start);
+        if (g.members.size() == 1) throw;  // nothing to split: the op itself fails
+        why = e.what();
+      }
+    } else {
+      why = "forced (CompileOptions::force_split)";
+    }
+    if (g.members.size() == 1) {
+      // A group of one is its op kernel; force_split changes nothing.
+      const std::string symbol = new_symbol(g.label);
+      const auto start = Clock::now();
+      topi::OpKernelOptions ko;
+      ko.kernel_name = symbol;
+      tir::PrimFunc f = topi::build_group_kernel(g.members, g.input_types, g.outputs, target_, -1, ko);
+      lower_seconds += seconds_since(start);
+      add_prim(f);
+      if (!key.empty()) kernel_cache_[key] = symbol;
+      builder_.add_kernel(symbol, ops, kernel_args);
+      report.kernel_calls.push_back({symbol, ops, false});
+      return;
+    }
+    split_group(g, args, outs, report);
+    std::string first_line = why.substr(0, why.find('\n'));
+    report.split_groups.push_back(g.label + " (" + ops + "): " + first_line);
+  }
+
+  // The fallback: one kernel per member, intermediates for the values between them.
+  void split_group(const Group& g, const std::vector<int32_t>& args, const std::vector<int32_t>& outs,
+                   CompileReport& report) {
+    std::vector<std::vector<int32_t>> member_tensors(g.members.size());
+    // Group outputs that a member produces directly.
+    std::map<std::pair<int, int>, int32_t> out_tensor;
+    for (size_t o = 0; o < g.outputs.size(); ++o) {
+      const topi::ValueRef& r = g.outputs[o];
+      if (r.kind == topi::ValueRef::Kind::kMember && !out_tensor.count({r.index, r.output})) {
+        out_tensor[{r.index, r.output}] = outs[o];
+      }
+    }
+    for (size_t m = 0; m < g.members.size(); ++m) {
+      const topi::GroupMember& member = g.members[m];
+      std::vector<int32_t> kargs;
+      std::vector<ir::TensorType> in_types;
+      for (const topi::ValueRef& r : member.inputs) {
+        if (r.kind == topi::ValueRef::Kind::kGroupInput) {
+          kargs.push_back(args[r.index]);
+          in_types.push_back(g.input_types[r.index]);
+        } else {
+          kargs.push_back(member_tensors[r.index][r.output]);
+          in_types.push_back(g.member_types[r.index][r.output]);
+        }
+      }
+      for (size_t k = 0; k < g.member_types[m].size(); ++k) {
+        auto it = out_tensor.find({static_cast<int>(m), static_cast<int>(k)});
+        const ir::TensorType& t = g.member_types[m][k];
+        const int32_t id = it != out_tensor.end() ? it->second : builder_.add_intermediate(member.op, t.dtype, t.shape);
+        member_tensors[m].push_back(id);
+        kargs.push_back(id);
+      }
+      const std::string symbol = new_symbol(member.op);
+      const auto start = Clock::now();
+      topi::OpKernelOptions ko;
+      ko.kernel_name = symbol;
+      tir::PrimFunc f = topi::build_op_kernel(member.op, in_types, member.attrs, target_, ko);
+      lower_seconds += seconds_since(start);
+      add_prim(f);
+      builder_.add_kernel(symbol, member.op, kargs);
+      report.kernel_calls.push_back({symbol, member.op, true});
+    }
+    // A group output that is a group input (a pass-through) would need a copy kernel.
+    for (size_t o = 0; o < g.outputs.size(); ++o) {
+      if (g.outputs[o].kind == topi::ValueRef::Kind::kGroupInput) {
+        throw UserError(UserErrorKind::kUnsupported, "fused group '" + g.label + "'",
+                        "returns one of its inputs unchanged, which the per-op fallback cannot express",
+                        "compile with -O1 (no fusion)");
+      }
+    }
+  }
+
+  codegen::Target target_;
+  const CompileOptions& options_;
+  codegen::LLVMModule module_;
+  ArtifactBuilder builder_;
+  std::map<std::pair<const ir::Node*, int>, int32_t> tensors_;
+  std::unordered_map<std::string, std::string> kernel_cache_;
+  int next_symbol_ = 0;
+};
+
+std::string human_bytes(uint64_t b) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(2);
+  if (b >= (1u << 20)) {
+    os << static_cast<double>(b) / (1 << 20) << " MiB";
+  } else if (b >= 1024) {
+    os << static_cast<double>(b) / 1024 << " KiB";
+  } else {
+    os << b << " B";
+  }
+  return os.str();
+}
+
+}  // namespace
+
+CompileReport compile_graph(const ir::Graph& graph, const std::string& out_path, const CompileOptions& options) {
+  CompileReport report;
+  const codegen::Target target = codegen::parse_target(options.target);
+  report.target = target.str();
+  report.output_path = out_path;
+
+  auto start = Clock::now();
+  pass::PassOptions po;
+  po.opt_level = options.opt_level;
+  po.layout_block = std::max(1, target.vector_lanes(32));
+  po.dump_ir_after = options.dump_ir_after;
+  po.dump_stream = options.dump_stream;
+  po.disabled_passes = options.disabled_passes;
+  report.pipeline = pass::run_pipeline(graph, po);
+  report.phase_seconds.emplace_back("passes", seconds_since(start));
+
+  start = Clock::now();
+  Compiler compiler(target, options);
+  compiler.run(report.pipeline.graph, report);
+  report.distinct_kernels = compiler.distinct;
+  report.phase_seconds.emplace_back("lower (topi + tir)", compiler.lower_seconds);
+  const double to_tir = seconds_since(start);
+
+  start = Clock::now();
+  compiler.builder().add_object(compiler.module().object_code());
+  // add_prim_func (LLVM translation) happened during lowering; count it as codegen.
+  report.phase_seconds.emplace_back("codegen (LLVM)", seconds_since(start) + (to_tir - compiler.lower_seconds));
+
+  if (!report.split_groups.empty()) {
+    std::string list;
+    for (const std::string& s : report.split_groups) list += "\n  " + s;
+    KILN_LOG(driver, kWarning) << report.split_groups.size()
+                               << " fused group(s) could not be built as one kernel and were split into per-op kernels:"
+                               << list;
+  }
+
+  start = Clock::now();
+  ArtifactOptions ao = options.artifact;
+  report.artifact = write_artifact(compiler.builder(), target, out_path, ao);
+  report.phase_seconds.emplace_back("write artifact (plan + link)", seconds_since(start));
+  return report;
+}
+
+CompileReport compile_onnx(const std::string& model_path, const std::string& out_path, const CompileOptions& options) {
+  const auto start = Clock::now();
+  frontend::OnnxImportOptions io;
+  io.input_shapes = options.input_shapes;
+  ir::Graph graph = frontend::import_onnx(model_path, io);
+  const double import_s = seconds_since(start);
+  CompileOptions o = options;
+  if (o.artifact.producer.empty()) o.artifact.producer = std::filesystem::path(model_path).filename().string();
+  CompileReport report = compile_graph(graph, out_path, o);
+  report.phase_seconds.insert(report.phase_seconds.begin(), {"import (ONNX)", import_s});
+  return report;
+}
+
+std::string CompileReport::summary() const {
+  std::ostringstream os;
+  os << "target: " << target.substr(0, target.find(" -mattr")) << "\n";
+  os << "passes:\n" << pipeline.summary();
+  if (!pipeline.summary().empty() && pipeline.summary().back() != '\n') os << "\n";
+  os << "kernels: " << kernel_calls.size() << " calls, " << distinct_kernels << " distinct\n";
+  for (size_t i = 0; i < kernel_calls.size(); ++i) {
+    os << "  " << std::setw(4) << i << "  " << kernel_calls[i].symbol << "  [" << kernel_calls[i].fused_ops << "]"
+       << (kernel_calls[i].split ? "  (split)" : "") << "\n";
+  }
+  if (!split_groups.empty()) {
+    os << "split into per-op kernels (" << split_groups.size() << " group(s)):\n";
+    for (const std::string& s : split_groups) os << "  " << s << "\n";
+  }
+  os << "memory: intermediates planned " << human_bytes(artifact.planned_bytes) << " vs naive "
+     << human_bytes(artifact.naive_bytes) << "; weights " << human_bytes(artifact.weights_bytes) << "\n";
+  double total = 0;
+  os << "phases:\n";
+  for (const auto& [name, s] : phase_seconds) {
+    os << "  " << std::left << std::setw(30) << name << std::right << std::fixed << std::setprecision(3) << s
+       << " s\n";
+    total += s;
+  }
+  os << "  " << std::left << std::setw(30) << "total" << std::right << std::fixed << std::setprecision(3) << total
+     << " s\n";
+  os << "wrote " << output_path << "\n";
+  return os.str();
+}
+
+}  // namespace kiln::driver

@@ -1,0 +1,77 @@
+// `kiln compile MODEL.onnx -o OUT.so [--target T] [-O N] [--input-shape NAME:D0,D1,...]
+//  [--dump-ir-after=PASS|all]` (or `--example NAME` instead of MODEL): builds one artifact and
+// prints what it did (src/driver/compile.cc, docs/compile.md).
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "command.h"
+#include "kiln/driver/compile.h"
+#include "kiln/frontend/onnx.h"
+#include "kiln/ir/npy.h"
+#include "kiln/support/error.h"
+
+namespace kiln::cli {
+
+void register_compile(CLI::App& app, CommandContext& ctx) {
+  auto* cmd = app.add_subcommand("compile", "Compile an ONNX model (or a built-in example) into one artifact (.so)");
+  struct Options {
+    std::string model;
+    std::string example;
+    std::string output;
+    std::string target = "llvm";
+    int opt_level = 3;
+    std::vector<std::string> input_shapes;
+    std::string dump_ir_after;
+    std::vector<std::string> disabled_passes;
+  };
+  auto opts = std::make_shared<Options>();
+  auto* model_opt = cmd->add_option("model", opts->model, "ONNX model file");
+  auto* example_opt = cmd->add_option("--example", opts->example,
+                                      "Compile a built-in example model instead (tiny-cnn); also writes "
+                                      "OUT_input.npy, an input for kiln run");
+  model_opt->excludes(example_opt);
+  cmd->add_option("-o,--output", opts->output, "Artifact to write (a shared library, e.g. model.so)")->required();
+  cmd->add_option("--target", opts->target, "Target: llvm (this machine), 'llvm -mcpu=znver4', 'llvm -mattr=+avx2,+fma', ...");
+  cmd->add_option("-O,--opt-level", opts->opt_level, "Optimization level 0..3 (default 3)")->check(CLI::Range(0, 3));
+  cmd->add_option("--input-shape", opts->input_shapes, "Fix an input's shape: NAME:D0,D1,... (repeatable)");
+  cmd->add_option("--dump-ir-after", opts->dump_ir_after, "Print the graph IR after pass PASS (or all) to stderr");
+  cmd->add_option("--disable-pass", opts->disabled_passes, "Skip a pass by name (repeatable)");
+  cmd->callback([opts, &ctx] {
+    if (opts->model.empty() && opts->example.empty()) {
+      throw UserError(UserErrorKind::kInvalidArgument, "kiln compile", "no model given",
+                      "pass MODEL.onnx or --example NAME (available: tiny-cnn)");
+    }
+    driver::CompileOptions options;
+    options.target = opts->target;
+    options.opt_level = opts->opt_level;
+    options.dump_ir_after = opts->dump_ir_after;
+    options.disabled_passes = opts->disabled_passes;
+    for (const auto& spec : opts->input_shapes) frontend::parse_input_shape_option(spec, &options.input_shapes);
+    driver::CompileReport report;
+    if (!opts->example.empty()) {
+      const ir::Graph graph = driver::example_model(opts->example);
+      options.artifact.producer = "example " + opts->example;
+      report = driver::compile_graph(graph, opts->output, options);
+      // An input for `kiln run`: a fixed pattern.
+      for (const ir::NodePtr& in : graph.inputs()) {
+        const ir::TensorType& t = in->as_input().type();
+        ir::NDArray a = ir::NDArray::empty(t.dtype, t.shape);
+        for (int64_t i = 0; i < a.numel(); ++i) a.set_from_double(i, std::cos(0.01 * static_cast<double>(i)));
+        std::filesystem::path p(opts->output);
+        const std::string file = (p.parent_path() / (p.stem().string() + "_" + in->name() + ".npy")).string();
+        ir::write_npy(file, a);
+        std::cout << "example input: " << in->name() << "=" << file << "\n";
+      }
+    } else {
+      report = driver::compile_onnx(opts->model, opts->output, options);
+    }
+    std::cout << report.summary();
+    ctx.exit_code = 0;
+  });
+}
+
+}  // namespace kiln::cli
