@@ -8,6 +8,7 @@
 
 #include "ir/ops/cast.h"
 #include "ir/ops/dtype_dispatch.h"
+#include "ir/ops/conv2d_attrs.h"
 #include "ir/ops/op_util.h"
 
 namespace kiln::ir::ops {
@@ -132,12 +133,7 @@ KILN_REGISTER_OP(conv2d) {
   d.doc = "2-D convolution, NCHW, weights [M, C/groups, kh, kw], optional bias [M]";
   d.min_inputs = 2;
   d.max_inputs = 3;
-  d.attrs = {
-      {"strides", AttrKind::kInts, AttrValue(std::vector<int64_t>{1, 1}), "[sh, sw]"},
-      {"pads", AttrKind::kInts, AttrValue(std::vector<int64_t>{0, 0, 0, 0}), "[top, left, bottom, right]"},
-      {"dilations", AttrKind::kInts, AttrValue(std::vector<int64_t>{1, 1}), "[dh, dw]"},
-      {"groups", AttrKind::kInt, AttrValue(int64_t{1}), "channel groups (C and M divisible by it)"},
-  };
+  d.attrs = conv2d_attr_specs();
   d.infer_type = infer_conv2d;
   d.reference = reference_conv2d;
   d.pattern = OpPattern::kOutEWiseFusable;

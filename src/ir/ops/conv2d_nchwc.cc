@@ -8,6 +8,7 @@
 // reference and blocks the result, so it agrees with conv2d bit for bit. Type inference checks
 // the blocked dimensions and then runs conv2d's inference on the unblocked shapes.
 #include "ir/ops/layout.h"
+#include "ir/ops/conv2d_attrs.h"
 #include "ir/ops/op_util.h"
 
 namespace kiln::ir::ops {
@@ -71,12 +72,7 @@ KILN_REGISTER_OP(conv2d_nchwc) {
   d.doc = "conv2d on NCHW{xb}c data and OIHW{ib}i{ob}o weights, giving NCHW{ob}c";
   d.min_inputs = 2;
   d.max_inputs = 3;
-  d.attrs = {
-      {"strides", AttrKind::kInts, AttrValue(std::vector<int64_t>{1, 1}), "[sh, sw]"},
-      {"pads", AttrKind::kInts, AttrValue(std::vector<int64_t>{0, 0, 0, 0}), "[top, left, bottom, right]"},
-      {"dilations", AttrKind::kInts, AttrValue(std::vector<int64_t>{1, 1}), "[dh, dw]"},
-      {"groups", AttrKind::kInt, AttrValue(int64_t{1}), "channel groups (C and M divisible by it)"},
-  };
+  d.attrs = conv2d_attr_specs();
   d.infer_type = infer_conv2d_nchwc;
   d.reference = reference_conv2d_nchwc;
   d.pattern = OpPattern::kOutEWiseFusable;
