@@ -86,6 +86,7 @@ TEST(TopiElementwise, ClipInfiniteBoundsOnIntegers) {
     check_op({"clip", {tt({1000}, dt)}, Attrs().set("min", -inf).set("max", inf), {}});
     check_op({"clip", {tt({13}, dt)}, Attrs().set("min", -inf).set("max", 0.0), {}});
     check_op({"clip", {tt({13}, dt)}, Attrs().set("min", 1.5).set("max", inf), {}});
+    check_op({"clip", {tt({1000}, dt)}, Attrs().set("min", -20.5).set("max", 30.5), {}});
   }
 }
 
