@@ -97,8 +97,12 @@ Expr clip_expr(const Expr& x, const ir::Attrs& attrs) {
   hi = std::floor(hi);
   const int64_t ilo = lo <= static_cast<double>(vmin) ? vmin : lo >= static_cast<double>(vmax) ? vmax : static_cast<int64_t>(lo);
   const int64_t ihi = hi <= static_cast<double>(vmin) ? vmin : hi >= static_cast<double>(vmax) ? vmax : static_cast<int64_t>(hi);
-  return tir::min(tir::max(x, tir::make_const(x.type(), static_cast<double>(ilo))),
-                  tir::make_const(x.type(), static_cast<double>(ihi)));
+  // A bound at the end of the type's range (an absent, infinite bound among them) clamps nothing:
+  // leave it out rather than materialize the extreme constant.
+  Expr y = x;
+  if (ilo > vmin) y = tir::max(y, tir::make_const(x.type(), static_cast<double>(ilo)));
+  if (ihi < vmax || ihi < ilo) y = tir::min(y, tir::make_const(x.type(), static_cast<double>(ihi)));
+  return y;
 }
 
 bool register_family() {
@@ -140,7 +144,9 @@ bool register_family() {
   register_binary("min", [](const Expr& a, const Expr& b, DType) { return tir::min(a, b); });
   register_binary("max", [](const Expr& a, const Expr& b, DType) { return tir::max(a, b); });
   register_binary("pow", [](const Expr& a, const Expr& b, DType) {
-    if (!a.type().is_float()) fail_unsupported("pow", "an integer base");
+    // Integer base (int or float exponent): in f64 through the pow intrinsic, truncated on the cast
+    // back to the base's dtype, as the reference's double path does (exact while |a^b| < 2^53).
+    if (!a.type().is_float()) return tir::pow(cast_to(DType::kF64, a), cast_to(DType::kF64, b));
     return tir::pow(a, cast_to(a.type().dtype, b));
   });
   register_binary("equal", [](const Expr& a, const Expr& b, DType) { return a == b; });

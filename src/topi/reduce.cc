@@ -1,8 +1,9 @@
 // Reductions and the normalizations built from them: reduce_sum/mean/max, global pooling,
 // softmax, log_softmax, layer_norm. Each reduction is its own compute stage (a Reduce is the whole
 // body of a compute); the elementwise steps around them are computes that the reduction schedule
-// inlines. Sums accumulate in f32 for f32/f16/bf16 (the reference uses double: the difference
-// grows with the reduction length, see tests/topi for the tolerances), i64 for integer means.
+// inlines. An empty reduction (a reduced extent of 0) is one compute filling the identity. Sums
+// accumulate in f32 for f32/f16/bf16 (the reference uses double: the difference grows with the
+// reduction length, see tests/topi for the tolerances), i64 for integer means.
 #include <limits>
 
 #include "kiln/topi/compute.h"
@@ -15,23 +16,36 @@ using ir::DType;
 
 enum class Kind { kSum, kMean, kMax };
 
+// A reduction over an empty set (a reduced extent is 0): the identity everywhere, as the reference
+// gives it: 0 (sum), nan (float mean; 0 for integers), the lowest value (max: -inf for floats).
+ComputeResult empty_reduction(const std::string& op, DType dt, Kind kind, const ir::Shape& out_shape) {
+  double identity = 0.0;
+  if (kind == Kind::kMean && ir::is_float(dt)) identity = std::numeric_limits<double>::quiet_NaN();
+  if (kind == Kind::kMax && ir::is_float(dt)) identity = -std::numeric_limits<double>::infinity();
+  const Expr value = kind == Kind::kMax && !ir::is_float(dt) ? tir::type_min(tir::Type(dt)) : constant(dt, identity);
+  return injective_result(tir::compute(
+      out_shape, [&](const std::vector<Var>&) { return value; }, op));
+}
+
 // Reduces x over `reduced` axes; out_shape keeps them as 1 (keepdims) or drops them.
 ComputeResult reduce_axes(const std::string& op, const Tensor& x, const std::vector<bool>& reduced, Kind kind,
                           const ir::Shape& out_shape) {
   const DType dt = x.dtype();
   const DType acc = kind == Kind::kMean && !ir::is_float(dt) ? DType::kI64 : compute_dtype(dt);
-  std::vector<tir::IterVar> raxes;
   int64_t count = 1;
+  for (size_t d = 0; d < reduced.size(); ++d) {
+    if (reduced[d]) count *= x.shape()[d];
+  }
+  if (count == 0) return empty_reduction(op, dt, kind, out_shape);
+  std::vector<tir::IterVar> raxes;
   ir::Shape kept;  // the data-parallel axes of the reduction stage
   for (size_t d = 0; d < reduced.size(); ++d) {
     if (reduced[d]) {
       raxes.push_back(tir::reduce_axis(x.shape()[d], "r" + std::to_string(d)));
-      count *= x.shape()[d];
     } else {
       kept.push_back(x.shape()[d]);
     }
   }
-  if (count == 0) fail_unsupported(op, "an empty reduction");
   Tensor red = tir::compute(
       kept,
       [&](const std::vector<Var>& i) {

@@ -3,6 +3,8 @@
 // Tolerances: f32 rtol 1e-5 / atol 1e-6: the reference computes in double and rounds once, the
 // kernel rounds after each f32 operation (a few ulp) and uses polynomial exp/tanh (<= 3e-7
 // relative, docs/codegen.md). Integers and comparisons are exact.
+#include <limits>
+
 #include "topi_test_util.h"
 
 namespace kiln::topi::testing {
@@ -64,6 +66,28 @@ TEST(TopiElementwise, BinaryIntegers) {
   check_op({"div", {tt({13}, DType::kI64), tt({1}, DType::kI64)}, {}, {Dist::uniform(), Dist::nonzero(1, 5)}});
   // i8 wraps like the reference (modulo 2^8).
   check_op({"mul", {tt({1000}, DType::kI8), tt({1000}, DType::kI8)}, {}, {}});
+}
+
+// Integer base: computed in f64 and truncated on the way back, as the reference's double path does
+// (exact for these magnitudes); integer and float exponents, negative exponents truncate to 0.
+TEST(TopiElementwise, PowIntegerBase) {
+  check_op({"pow", {tt({13, 7}, DType::kI32), tt({7}, DType::kI32)}, {}, {Dist::index(-5, 6), Dist::index(0, 6)}});
+  check_op({"pow", {tt({1000}, DType::kI64), tt({1000}, DType::kI64)}, {}, {Dist::index(-9, 10), Dist::index(0, 12)}});
+  check_op({"pow", {tt({13}, DType::kI32), tt({13}, DType::kI32)}, {}, {Dist::index(2, 6), Dist::index(-3, 0)}});
+  check_op({"pow", {tt({1000}, DType::kI32), tt({1000})}, {}, {Dist::index(0, 10), Dist::uniform(0, 3)}});
+  check_op({"pow", {tt({13, 7}, DType::kI64), tt({1})}, {}, {Dist::index(0, 100), Dist::uniform(0, 2)}});
+}
+
+// Absent bounds are +-inf: on integer dtypes they must leave every value alone (no clamp to 0 or
+// to the wrong end of the range).
+TEST(TopiElementwise, ClipInfiniteBoundsOnIntegers) {
+  const double inf = std::numeric_limits<double>::infinity();
+  for (DType dt : {DType::kI8, DType::kU8, DType::kI32, DType::kI64}) {
+    check_op({"clip", {tt({1000}, dt)}, Attrs().set("min", -inf).set("max", inf), {}});
+    check_op({"clip", {tt({13}, dt)}, Attrs().set("min", -inf).set("max", 0.0), {}});
+    check_op({"clip", {tt({13}, dt)}, Attrs().set("min", 1.5).set("max", inf), {}});
+    check_op({"clip", {tt({1000}, dt)}, Attrs().set("min", -20.5).set("max", 30.5), {}});
+  }
 }
 
 TEST(TopiElementwise, EqualWhereCast) {

@@ -26,6 +26,18 @@ TEST(TopiReduce, ReduceOps) {
   check_op({"reduce_max", {tt({13, 7}, DType::kI8)}, Attrs().set("axes", Ints{1}), {}, {0, 0}});
 }
 
+// A reduced extent of 0: the identity (0 for sum, nan for a float mean, -inf / the lowest integer
+// for max), as the reference gives it.
+TEST(TopiReduce, EmptyReduction) {
+  for (const char* op : {"reduce_sum", "reduce_mean", "reduce_max"}) {
+    check_op({op, {tt({2, 0, 4})}, Attrs().set("axes", Ints{1}), {}, kSum});
+    check_op({op, {tt({0, 3})}, Attrs().set("axes", Ints{0}).set("keepdims", int64_t{0}), {}, kSum});
+  }
+  check_op({"reduce_max", {tt({3, 0}, DType::kI8)}, Attrs().set("axes", Ints{1}), {}, {0, 0}});
+  check_op({"reduce_sum", {tt({3, 0}, DType::kI64)}, Attrs().set("axes", Ints{1}), {}, {0, 0}});
+  check_op({"reduce_mean", {tt({3, 0}, DType::kI32)}, Attrs().set("axes", Ints{1}), {}, {0, 0}});
+}
+
 TEST(TopiReduce, GlobalPool) {
   check_op({"global_avg_pool", {tt({2, 13, 7, 7})}, {}, {}, kSum});
   check_op({"global_max_pool", {tt({1, 7, 13, 5})}, {}, {}, {0, 0}});
