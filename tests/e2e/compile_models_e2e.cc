@@ -19,6 +19,7 @@
 #include <filesystem>
 
 #include "driver/compile_test_util.h"
+#include "e2e/generated_models.h"
 #include "kiln/driver/compile.h"
 #include "kiln/ir/npy.h"
 
@@ -36,17 +37,11 @@ class CompiledModelE2E : public ::testing::TestWithParam<ModelCase> {};
 
 TEST_P(CompiledModelE2E, MatchesPyTorch) {
   const ModelCase& c = GetParam();
-  const fs::path dir = fs::path(KILN_BINARY_DIR) / "models";
-  const fs::path model = dir / (std::string(c.name) + ".onnx");
-  const fs::path input = dir / (std::string(c.name) + "." + c.input_name + ".npy");
-  const fs::path expected_path = dir / (std::string(c.name) + ".output.npy");
-  if (!fs::exists(model) || !fs::exists(input) || !fs::exists(expected_path)) {
-    GTEST_SKIP() << "model files missing in " << dir << " (scripts/gen_test_models.py failed or was not run; "
-                 << "it needs /usr/bin/python3 with torch and torchvision)";
-  }
+  const testing::GeneratedModel m = testing::generated_model(c.name, c.input_name);
+  if (!m.present()) GTEST_SKIP() << m.missing_reason();
   const fs::path artifact = fs::temp_directory_path() / ("kiln-e2e-" + std::to_string(getpid()) + "-" + c.name + ".so");
   auto start = std::chrono::steady_clock::now();
-  driver::CompileReport report = driver::compile_onnx(model.string(), artifact.string(), {});
+  driver::CompileReport report = driver::compile_onnx(m.onnx.string(), artifact.string(), {});
   const double compile_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("%s: compiled in %.2f s: %zu kernel calls (%d distinct), %zu groups split; planned %llu B vs naive %llu B\n",
               c.name, compile_s, report.kernel_calls.size(), report.distinct_kernels, report.split_groups.size(),
@@ -54,8 +49,8 @@ TEST_P(CompiledModelE2E, MatchesPyTorch) {
               static_cast<unsigned long long>(report.artifact.naive_bytes));
   EXPECT_LT(report.artifact.planned_bytes, report.artifact.naive_bytes);
 
-  const ir::NDArray x = ir::read_npy(input.string());
-  const ir::NDArray expected = ir::read_npy(expected_path.string());
+  const ir::NDArray x = ir::read_npy(m.input.string());
+  const ir::NDArray expected = ir::read_npy(m.expected_output.string());
   start = std::chrono::steady_clock::now();
   const std::vector<ir::NDArray> outs = testing::run_compiled(artifact.string(), {x});
   const double run_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

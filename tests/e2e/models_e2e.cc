@@ -9,6 +9,8 @@
 #include <cmath>
 #include <filesystem>
 
+#include "driver/compile_test_util.h"
+#include "e2e/generated_models.h"
 #include "kiln/frontend/onnx.h"
 #include "kiln/ir/npy.h"
 #include "kiln/ir/verifier.h"
@@ -29,38 +31,23 @@ class ModelE2E : public ::testing::TestWithParam<ModelCase> {};
 
 TEST_P(ModelE2E, MatchesPyTorch) {
   const ModelCase& c = GetParam();
-  const fs::path dir = fs::path(KILN_BINARY_DIR) / "models";
-  const fs::path model = dir / (std::string(c.name) + ".onnx");
-  const fs::path input = dir / (std::string(c.name) + "." + c.input_name + ".npy");
-  const fs::path expected_path = dir / (std::string(c.name) + ".output.npy");
-  if (!fs::exists(model) || !fs::exists(input) || !fs::exists(expected_path)) {
-    GTEST_SKIP() << "model files missing in " << dir << " (scripts/gen_test_models.py failed or was not run; "
-                 << "it needs /usr/bin/python3 with torch and torchvision)";
-  }
-  ir::Graph graph = frontend::import_onnx(model.string());
+  const testing::GeneratedModel m = testing::generated_model(c.name, c.input_name);
+  if (!m.present()) GTEST_SKIP() << m.missing_reason();
+  ir::Graph graph = frontend::import_onnx(m.onnx.string());
   EXPECT_TRUE(ir::verify_graph(graph).empty());
   ASSERT_EQ(graph.outputs().size(), 1u);
-  ir::NDArray x = ir::read_npy(input.string());
-  ir::NDArray expected = ir::read_npy(expected_path.string());
+  ir::NDArray x = ir::read_npy(m.input.string());
+  ir::NDArray expected = ir::read_npy(m.expected_output.string());
   auto start = std::chrono::steady_clock::now();
   auto outs = ref::run_graph(graph, std::map<std::string, ir::NDArray>{{c.input_name, x}});
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("%s: %d calls, reference executor %.2f s\n", c.name, graph.num_calls(), seconds);
   EXPECT_LT(seconds, c.time_limit_s) << "the reference executor is too slow on " << c.name;
   ASSERT_EQ(outs[0].type(), expected.type());
-  double max_diff = 0, max_ref = 0;
-  int64_t worst = 0;
-  for (int64_t i = 0; i < expected.numel(); ++i) {
-    const double a = outs[0].get_as_double(i), b = expected.get_as_double(i);
-    ASSERT_TRUE(std::isfinite(a)) << "element " << i << " is " << a;
-    if (std::abs(a - b) > max_diff) {
-      max_diff = std::abs(a - b);
-      worst = i;
-    }
-    max_ref = std::max(max_ref, std::abs(b));
-  }
-  ASSERT_GT(max_ref, 1e-3) << "PyTorch's reference output is vanishingly small";
-  const double rel = max_diff / max_ref;
+  const testing::Comparison cmp = testing::compare_arrays(outs[0], expected);
+  ASSERT_GT(cmp.max_abs_ref, 1e-3) << "PyTorch's reference output is vanishingly small";
+  const double rel = cmp.rel();
+  const int64_t worst = cmp.worst;
   std::printf("%s: max|kiln - torch| / max|torch| = %.3g (worst element %lld: kiln %.9g, torch %.9g)\n", c.name, rel,
               static_cast<long long>(worst), outs[0].get_as_double(worst), expected.get_as_double(worst));
   EXPECT_LE(rel, 1e-4) << "element " << worst << ": kiln " << outs[0].get_as_double(worst) << ", torch "
