@@ -9,6 +9,8 @@
 #include <new>
 #include <stdexcept>
 
+#include "thread_pool.h"
+
 namespace kiln::runtime {
 namespace {
 
@@ -153,6 +155,7 @@ void Executor::bind_input(int32_t index, const DLTensor& value) {
 
 void Executor::run() {
   const auto& plan = module_->plan();
+  ThreadPoolRun pool_run;  // workers spin between this run's parallel loops, sleep after it
   for (size_t k = 0; k < plan.kernels.size(); ++k) {
     const auto& call = plan.kernels[k];
     std::vector<DLTensor>& args = args_[k];

@@ -10,6 +10,10 @@ thread_local std::string g_last_error;
 
 void set_last_error(std::string message) { g_last_error = std::move(message); }
 
+void assign_last_error(std::string_view message) { g_last_error.assign(message); }
+
+bool has_last_error() { return !g_last_error.empty(); }
+
 }  // namespace kiln::runtime
 
 extern "C" const char* kiln_get_last_error(void) { return kiln::runtime::g_last_error.c_str(); }

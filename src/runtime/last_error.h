@@ -7,11 +7,16 @@
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace kiln::runtime {
 
 // Sets this thread's last-error message.
 void set_last_error(std::string message);
+// The same without a temporary: reuses the message's storage (no allocation once it is large
+// enough), for the thread pool's per-chunk bookkeeping.
+void assign_last_error(std::string_view message);
+bool has_last_error();
 
 // Runs `body` (which returns 0 or throws) and converts any exception into -1 plus a last-error
 // message that starts with `api` (the C function's name).

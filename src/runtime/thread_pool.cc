@@ -1,19 +1,28 @@
-// The runtime's thread pool behind kiln_parallel_for().
+// The runtime's thread pool behind kiln_parallel_for() (and the run scopes of thread_pool.h).
 //
 // Design: N-1 persistent workers plus the calling thread. A parallel loop is published as a "job"
-// (body, closure, n, chunk count) under one mutex with a generation number; worker i runs chunk
-// i+1, the caller runs chunk 0, and the caller waits until every chunk has finished before it
-// returns (so the job, which lives on the caller's stack, outlives every use of it).
+// (body, closure, n, chunk count) followed by a release-store of a new generation number; worker
+// i runs chunk i+1, the caller runs chunk 0, and the caller waits until every worker has
+// acknowledged the job (run its chunk, or seen that it has none) before it returns, so the job,
+// whose closure lives on the caller's stack, outlives every use of it.
 //   - Whole loops are serialized by run_mutex_: concurrent callers from different threads each get
 //     the whole pool in turn, and every chunk of every loop runs exactly once.
 //   - A call from inside a running body (on any pool thread or the caller) runs serially on that
 //     thread: the pool is busy with the outer loop, and waiting for it would deadlock.
 //   - Changing the thread count stops the workers (between loops) and starts the new number at the
 //     next loop. Changing it from inside a body is refused (it would wait for its own loop).
-// Waiting is by condition variables only; the low-overhead spin-then-sleep handoff that small
-// kernels need comes later (issue 6) and changes nothing in this contract.
+// Handoff (issue 6): a model issues 60-200 loops per inference, so waking workers through a
+// condition variable on every loop (tens of microseconds each) is too slow. A worker that has
+// finished a chunk spins on the generation word (pause instruction, clock checked every 64 spins)
+// for a bounded time: kSpinInRun while a run is open (thread_pool.h; the executor opens one per
+// inference), kSpinOutsideRun otherwise. Then it sleeps on a condition variable; the publisher
+// notifies only when some worker sleeps (a sleeper count read after the generation store, both
+// seq_cst, so a wake-up is never lost). The caller waits for the workers the same way: spin, then
+// sleep. No allocation happens per loop or chunk: the job lives in the pool, and the last-error
+// message is saved and restored only when the thread has one, in reused storage.
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -25,24 +34,40 @@
 
 #include "kiln/runtime/c_api.h"
 #include "last_error.h"
+#include "thread_pool.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 
 namespace kiln::runtime {
 namespace {
 
 constexpr int32_t kMaxThreads = 1024;
+// How long an idle worker (or the waiting caller) spins before it sleeps.
+constexpr std::chrono::nanoseconds kSpinInRun = std::chrono::milliseconds(2);
+constexpr std::chrono::nanoseconds kSpinOutsideRun = std::chrono::microseconds(50);
+constexpr std::chrono::nanoseconds kSpinBeforeYield = std::chrono::microseconds(2);
+constexpr size_t kCacheLine = 64;
 
-thread_local bool t_inside_parallel = false;
+inline void cpu_pause() {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield" ::: "memory");
+#endif
+}
+
+// Nesting depth of parallel bodies on this thread (0: not inside one).
+thread_local int t_parallel_depth = 0;
 
 // Marks this thread as running a parallel body for the guard's lifetime (exception-safe).
 class InsideParallel {
  public:
-  InsideParallel() : outer_(t_inside_parallel) { t_inside_parallel = true; }
-  ~InsideParallel() { t_inside_parallel = outer_; }
+  InsideParallel() { ++t_parallel_depth; }
+  ~InsideParallel() { --t_parallel_depth; }
   InsideParallel(const InsideParallel&) = delete;
   InsideParallel& operator=(const InsideParallel&) = delete;
-
- private:
-  bool outer_;
 };
 
 int32_t hardware_threads() {
@@ -67,30 +92,44 @@ int32_t initial_thread_count() {
   return hardware_threads();
 }
 
-// Runs body over [begin, end) and returns "" on success or the failure's message. This thread's
-// last-error message is left as it was when the body succeeds.
-std::string run_body(kiln_parallel_body body, void* closure, int64_t begin, int64_t end) {
+// Runs body over [begin, end). Returns true on success, leaving this thread's last-error message
+// as it was; on failure returns false with *error set to the failure's message. The message is
+// saved (in storage reused across calls) only when there is one, so the common path allocates
+// nothing.
+bool run_body(kiln_parallel_body body, void* closure, int64_t begin, int64_t end,
+              std::string* error) {
+  thread_local std::string t_saved_outer;  // depth 0; nested calls use their own string
+  std::string saved_nested;
+  std::string& saved = t_parallel_depth == 0 ? t_saved_outer : saved_nested;
   InsideParallel inside;
-  std::string saved = kiln_get_last_error();
-  kiln_set_last_error("");  // so a failing body that sets no message is not blamed on an old one
+  const bool had_message = has_last_error();
+  if (had_message) {
+    saved.assign(kiln_get_last_error());
+    assign_last_error("");  // so a failing body that sets no message is not blamed on an old one
+  }
   int32_t rc = 0;
   try {
     rc = body(begin, end, closure);
   } catch (...) {
     // A C++ body must not throw through a C function pointer; say so rather than crash.
-    return "parallel body threw a C++ exception on [" + std::to_string(begin) + ", " +
-           std::to_string(end) + ")";
+    *error = "parallel body threw a C++ exception on [" + std::to_string(begin) + ", " +
+             std::to_string(end) + ")";
+    return false;
   }
   if (rc == 0) {
-    kiln_set_last_error(saved.c_str());
-    return "";
+    if (had_message) {
+      assign_last_error(saved);
+    } else if (has_last_error()) {
+      assign_last_error("");
+    }
+    return true;
   }
-  std::string message = kiln_get_last_error();
-  if (message.empty()) {
-    message = "parallel body returned " + std::to_string(rc) + " on [" + std::to_string(begin) +
-              ", " + std::to_string(end) + ") without setting an error message";
+  *error = kiln_get_last_error();
+  if (error->empty()) {
+    *error = "parallel body returned " + std::to_string(rc) + " on [" + std::to_string(begin) +
+             ", " + std::to_string(end) + ") without setting an error message";
   }
-  return message;
+  return false;
 }
 
 class ThreadPool {
@@ -103,7 +142,7 @@ class ThreadPool {
   ~ThreadPool() { stop_workers(); }
 
   void set_num_threads(int32_t n) {
-    if (t_inside_parallel) {
+    if (t_parallel_depth > 0) {
       throw std::logic_error("cannot change the thread count from inside a parallel body");
     }
     std::lock_guard<std::mutex> run_lock(run_mutex_);
@@ -114,69 +153,128 @@ class ThreadPool {
 
   int32_t num_threads() const { return num_threads_.load(); }
 
+  void begin_run() { open_runs_.fetch_add(1, std::memory_order_relaxed); }
+  void end_run() { open_runs_.fetch_sub(1, std::memory_order_relaxed); }
+
   int run(kiln_parallel_body body, void* closure, int64_t n) {
     if (n <= 0) return 0;
-    if (t_inside_parallel || n == 1 || num_threads_.load() <= 1) {
-      return finish(run_body(body, closure, 0, n));
-    }
+    if (t_parallel_depth > 0 || n == 1 || num_threads_.load() <= 1) return run_serial(body, closure, n);
     std::lock_guard<std::mutex> run_lock(run_mutex_);
     const int32_t threads = num_threads_.load();
-    if (threads <= 1) return finish(run_body(body, closure, 0, n));
+    if (threads <= 1) return run_serial(body, closure, n);
     ensure_workers(threads);
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      body_ = body;
-      closure_ = closure;
-      n_ = n;
-      chunks_ = std::min<int64_t>(n, threads);
-      pending_ = chunks_ - 1;
-      first_error_.clear();
-      ++generation_;
-    }
-    work_cv_.notify_all();
-    run_chunk(0);
-    std::unique_lock<std::mutex> lock(mutex_);
-    done_cv_.wait(lock, [&] { return pending_ == 0; });
-    body_ = nullptr;
-    closure_ = nullptr;
-    return finish(first_error_);
+    body_ = body;
+    closure_ = closure;
+    n_ = n;
+    chunks_ = std::min<int64_t>(n, threads);
+    failed_.store(false, std::memory_order_relaxed);
+    pending_.store(static_cast<int64_t>(workers_.size()), std::memory_order_relaxed);
+    publish(generation_.load(std::memory_order_relaxed) + 1);
+    std::string error;
+    const bool ok = run_body(body_, closure_, chunk_begin(0), chunk_begin(1), &error);
+    wait_for_workers();
+    if (!ok) return fail(error);
+    if (failed_.load(std::memory_order_acquire)) return fail(first_error_);
+    return 0;
   }
 
  private:
-  ThreadPool() : num_threads_(initial_thread_count()) {}
+  ThreadPool() : num_threads_(initial_thread_count()), cores_(hardware_threads()) {}
 
-  static int finish(const std::string& error) {
-    if (error.empty()) return 0;
+  static int fail(const std::string& error) {
     set_last_error(error);
     return -1;
   }
 
-  // Chunk c of [0, n_) split into chunks_ nearly equal contiguous ranges (no overflow for any n).
-  void run_chunk(int64_t c) {
+  static int run_serial(kiln_parallel_body body, void* closure, int64_t n) {
+    std::string error;
+    return run_body(body, closure, 0, n, &error) ? 0 : fail(error);
+  }
+
+  // Start of chunk c of [0, n_) split into chunks_ nearly equal contiguous ranges (no overflow).
+  int64_t chunk_begin(int64_t c) const {
     const int64_t base = n_ / chunks_;
     const int64_t extra = n_ % chunks_;
-    const int64_t begin = c * base + std::min(c, extra);
-    const int64_t end = begin + base + (c < extra ? 1 : 0);
-    std::string error = run_body(body_, closure_, begin, end);
-    if (!error.empty()) {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (first_error_.empty()) first_error_ = std::move(error);
+    return c * base + std::min(c, extra);
+  }
+
+  // Makes generation `g` (with the job fields written before it) visible to the workers, waking
+  // the sleeping ones.
+  void publish(uint64_t g) {
+    generation_.store(g, std::memory_order_seq_cst);
+    if (sleepers_.load(std::memory_order_seq_cst) > 0) {
+      { std::lock_guard<std::mutex> lock(mutex_); }
+      work_cv_.notify_all();
     }
+  }
+
+  // No spinning when the pool has more threads than cores: the spinners would take the cores
+  // that the threads they wait for need.
+  std::chrono::nanoseconds spin_budget() const {
+    if (num_threads_.load(std::memory_order_relaxed) > cores_) {
+      return std::chrono::nanoseconds(0);
+    }
+    return open_runs_.load(std::memory_order_relaxed) > 0 ? kSpinInRun : kSpinOutsideRun;
+  }
+
+  // Spins until pred() holds or the spin budget is spent; true when pred() held. After the first
+  // kSpinBeforeYield the spinner also yields its core every 64 checks, so on a loaded machine a
+  // thread that some other spinner waits for can run.
+  template <typename Pred>
+  bool spin_until(Pred pred) const {
+    const auto start = std::chrono::steady_clock::now();
+    for (uint32_t i = 1;; ++i) {
+      if (pred()) return true;
+      cpu_pause();
+      if (i % 64 == 0) {
+        const auto spent = std::chrono::steady_clock::now() - start;
+        if (spent > spin_budget()) return pred();
+        if (spent > kSpinBeforeYield) std::this_thread::yield();
+      }
+    }
+  }
+
+  void wait_for_workers() {
+    auto done = [&] { return pending_.load(std::memory_order_seq_cst) == 0; };
+    if (spin_until(done)) return;
+    std::unique_lock<std::mutex> lock(mutex_);
+    caller_sleeping_.store(true, std::memory_order_seq_cst);
+    done_cv_.wait(lock, done);
+    caller_sleeping_.store(false, std::memory_order_relaxed);
+  }
+
+  // The generation after `seen`, once published.
+  uint64_t wait_for_job(uint64_t seen) {
+    uint64_t g = seen;
+    auto fresh = [&] { return (g = generation_.load(std::memory_order_seq_cst)) != seen; };
+    if (spin_until(fresh)) return g;
+    std::unique_lock<std::mutex> lock(mutex_);
+    sleepers_.fetch_add(1, std::memory_order_seq_cst);
+    work_cv_.wait(lock, fresh);
+    sleepers_.fetch_sub(1, std::memory_order_relaxed);
+    return g;
   }
 
   // `seen` starts at the generation current when the worker was created, so a new worker never
   // mistakes the previous (finished) loop for work.
   void worker_loop(int64_t chunk, uint64_t seen) {
-    std::unique_lock<std::mutex> lock(mutex_);
+    std::string error;
     for (;;) {
-      work_cv_.wait(lock, [&] { return stopping_ || generation_ != seen; });
-      if (stopping_) return;
-      seen = generation_;
-      if (chunk >= chunks_) continue;  // this loop has fewer chunks than threads
-      lock.unlock();
-      run_chunk(chunk);
-      lock.lock();
-      if (--pending_ == 0) done_cv_.notify_one();
+      seen = wait_for_job(seen);
+      if (stopping_.load(std::memory_order_acquire)) return;
+      if (chunk < chunks_ && !run_body(body_, closure_, chunk_begin(chunk), chunk_begin(chunk + 1), &error)) {
+        {
+          std::lock_guard<std::mutex> lock(mutex_);
+          if (!failed_.load(std::memory_order_relaxed)) first_error_ = error;
+        }
+        failed_.store(true, std::memory_order_release);
+        assign_last_error("");  // a worker's own message is not kept across loops
+      }
+      if (pending_.fetch_sub(1, std::memory_order_seq_cst) == 1 &&
+          caller_sleeping_.load(std::memory_order_seq_cst)) {
+        { std::lock_guard<std::mutex> lock(mutex_); }
+        done_cv_.notify_one();
+      }
     }
   }
 
@@ -184,19 +282,16 @@ class ThreadPool {
   void ensure_workers(int32_t threads) {
     if (static_cast<int32_t>(workers_.size()) == threads - 1) return;
     stop_workers();
-    std::lock_guard<std::mutex> lock(mutex_);
-    stopping_ = false;
-    for (int32_t i = 1; i < threads; ++i) {
-      workers_.emplace_back(&ThreadPool::worker_loop, this, i, generation_);
-    }
+    stopping_.store(false, std::memory_order_relaxed);
+    const uint64_t g = generation_.load(std::memory_order_relaxed);
+    workers_.reserve(static_cast<size_t>(threads - 1));
+    for (int32_t i = 1; i < threads; ++i) workers_.emplace_back(&ThreadPool::worker_loop, this, i, g);
   }
 
   void stop_workers() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stopping_ = true;
-    }
-    work_cv_.notify_all();
+    if (workers_.empty()) return;
+    stopping_.store(true, std::memory_order_relaxed);
+    publish(generation_.load(std::memory_order_relaxed) + 1);
     for (auto& w : workers_) w.join();
     workers_.clear();
   }
@@ -204,21 +299,33 @@ class ThreadPool {
   std::mutex run_mutex_;  // serializes whole parallel loops and thread-count changes
   std::vector<std::thread> workers_;  // guarded by run_mutex_
   std::atomic<int32_t> num_threads_;
+  std::atomic<int32_t> open_runs_{0};
+  const int32_t cores_;
 
-  std::mutex mutex_;  // guards the job fields below
-  std::condition_variable work_cv_;
-  std::condition_variable done_cv_;
-  bool stopping_ = false;
-  uint64_t generation_ = 0;
+  // The job: written by the caller (under run_mutex_) before the generation store, read by the
+  // workers after they load that generation.
   kiln_parallel_body body_ = nullptr;
   void* closure_ = nullptr;
   int64_t n_ = 0;
   int64_t chunks_ = 1;
-  int64_t pending_ = 0;
+  std::atomic<bool> stopping_{false};
+  alignas(kCacheLine) std::atomic<uint64_t> generation_{0};
+  alignas(kCacheLine) std::atomic<int64_t> pending_{0};  // workers yet to finish the job
+  alignas(kCacheLine) std::atomic<int32_t> sleepers_{0};
+  std::atomic<bool> caller_sleeping_{false};
+  std::atomic<bool> failed_{false};
+
+  std::mutex mutex_;  // sleeping and waking, and first_error_
+  std::condition_variable work_cv_;
+  std::condition_variable done_cv_;
   std::string first_error_;
 };
 
 }  // namespace
+
+void thread_pool_begin_run() { ThreadPool::global().begin_run(); }
+void thread_pool_end_run() { ThreadPool::global().end_run(); }
+
 }  // namespace kiln::runtime
 
 extern "C" int kiln_parallel_for(kiln_parallel_body body, void* closure, int64_t n) {
