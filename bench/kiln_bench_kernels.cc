@@ -14,6 +14,7 @@
 #include <sstream>
 #include <string>
 
+#include "kiln/codegen/fma_peak.h"
 #include "kiln/codegen/llvm_module.h"
 #include "kiln/codegen/target.h"
 #include "kiln/runtime/c_api.h"
@@ -31,90 +32,17 @@ using kiln::codegen::LLVMModule;
 using kiln::codegen::testing::Buffer;
 using kiln::codegen::testing::f32_type;
 
-constexpr int64_t kPeakIterations = 1 << 16;
+using kiln::codegen::FmaPeakKernel;
 
-// LLVM IR of `fma_peak(args, n)`: `chains` independent accumulators of <lanes x float>, each
-// updated acc = fma(acc, x, y) kPeakIterations times (x, y read from args[0] so nothing folds);
-// the sum of the accumulators goes to args[1] so nothing is dead.
-std::string fma_peak_ir(int lanes, int chains) {
-  std::string v = "<";
-  v += std::to_string(lanes);
-  v += " x float>";
-  std::ostringstream s;
-  s << "declare " << v << " @llvm.fma.v" << lanes << "f32(" << v << ", " << v << ", " << v << ")\n"
-    << "define i32 @fma_peak(ptr noalias %args, i32 %n) {\n"
-    << "entry:\n"
-    << "  %in = load ptr, ptr %args\n"
-    << "  %o.p = getelementptr i8, ptr %args, i64 48\n"
-    << "  %out = load ptr, ptr %o.p\n"
-    << "  %x0 = load float, ptr %in\n"
-    << "  %y.p = getelementptr float, ptr %in, i64 1\n"
-    << "  %y0 = load float, ptr %y.p\n"
-    << "  %xi = insertelement " << v << " poison, float %x0, i64 0\n"
-    << "  %x = shufflevector " << v << " %xi, " << v << " poison, <" << lanes << " x i32> zeroinitializer\n"
-    << "  %yi = insertelement " << v << " poison, float %y0, i64 0\n"
-    << "  %y = shufflevector " << v << " %yi, " << v << " poison, <" << lanes << " x i32> zeroinitializer\n"
-    << "  br label %loop\n"
-    << "loop:\n"
-    << "  %i = phi i64 [ 0, %entry ], [ %i.next, %loop ]\n";
-  for (int c = 0; c < chains; ++c) {
-    s << "  %a" << c << " = phi " << v << " [ %y, %entry ], [ %b" << c << ", %loop ]\n";
-  }
-  for (int c = 0; c < chains; ++c) {
-    s << "  %b" << c << " = call " << v << " @llvm.fma.v" << lanes << "f32(" << v << " %a" << c << ", "
-      << v << " %x, " << v << " %y)\n";
-  }
-  s << "  %i.next = add i64 %i, 1\n"
-    << "  %done = icmp eq i64 %i.next, " << kPeakIterations << "\n"
-    << "  br i1 %done, label %exit, label %loop\n"
-    << "exit:\n"
-    << "  %s0 = fadd " << v << " %b0, zeroinitializer\n";
-  for (int c = 1; c < chains; ++c) s << "  %s" << c << " = fadd " << v << " %s" << (c - 1) << ", %b" << c << "\n";
-  s << "  store " << v << " %s" << (chains - 1) << ", ptr %out, align 4\n"
-    << "  ret i32 0\n"
-    << "}\n";
-  return s.str();
-}
-
-struct PeakKernel {
-  int lanes = host_target().vector_lanes(32);
-  // Enough independent chains to cover FMA latency x throughput, within the register file.
-  int chains = host_target().num_vector_regs >= 32 ? 24 : 12;
-  std::unique_ptr<JitModule> jit;
-  Buffer<float> in{{2}, f32_type()};
-  Buffer<float> out{{64}, f32_type()};
-  PeakKernel() {
-    LLVMModule module(host_target(), "fma_peak");
-    module.add_llvm_ir(fma_peak_ir(lanes, chains), "fma_peak.ll");
-    jit = std::make_unique<JitModule>(std::move(module));
-    in[0] = 0.999999f;
-    in[1] = 1e-7f;
-  }
-  double flops_per_call() const { return 2.0 * lanes * chains * static_cast<double>(kPeakIterations); }
-  void call() {
-    const DLTensor args[2] = {in.tensor(), out.tensor()};
-    jit->kernel("fma_peak")(args, 2);
-  }
-};
-
-PeakKernel& peak_kernel() {
-  static PeakKernel k;
+// The probe of kiln/codegen/fma_peak.h, built once.
+FmaPeakKernel& peak_kernel() {
+  static FmaPeakKernel k(host_target());
   return k;
 }
 
-// Single-thread peak in GFLOPS: the best of several timed runs.
+// Single-thread peak in GFLOPS: the best of several timed runs (kiln::codegen::measure_fma_peak).
 double peak_gflops() {
-  static const double peak = [] {
-    PeakKernel& k = peak_kernel();
-    double best = 0;
-    for (int rep = 0; rep < 20; ++rep) {
-      const auto t0 = std::chrono::steady_clock::now();
-      for (int c = 0; c < 10; ++c) k.call();
-      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      best = std::max(best, 10 * k.flops_per_call() / s / 1e9);
-    }
-    return best;
-  }();
+  static const double peak = kiln::codegen::measure_fma_peak(20).gflops;
   return peak;
 }
 
@@ -137,9 +65,9 @@ void report(benchmark::State& state, double flops_per_iteration, double seconds,
 }
 
 void BM_FmaPeak(benchmark::State& state) {
-  PeakKernel& k = peak_kernel();
-  state.SetLabel(host_target().cpu + ", " + std::to_string(k.lanes * 32) + "-bit vectors, " +
-                 std::to_string(k.chains) + " chains");
+  FmaPeakKernel& k = peak_kernel();
+  state.SetLabel(host_target().cpu + ", " + std::to_string(k.lanes() * 32) + "-bit vectors, " +
+                 std::to_string(k.chains()) + " chains");
   const double c0 = thread_cpu_seconds();
   const auto t0 = std::chrono::steady_clock::now();
   for (auto _ : state) k.call();

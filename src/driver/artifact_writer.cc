@@ -152,7 +152,7 @@ int32_t ArtifactBuilder::add_intermediate(const std::string& name, ir::DType dty
 }
 
 void ArtifactBuilder::add_kernel(const std::string& symbol, const std::string& fused_ops,
-                                 const std::vector<int32_t>& args) {
+                                 const std::vector<int32_t>& args, uint64_t flops) {
   if (symbol.empty()) throw UserError(UserErrorKind::kInvalidArgument, "add_kernel", "empty kernel symbol");
   for (int32_t a : args) {
     if (a < 0 || a >= static_cast<int32_t>(plan_.tensors.size())) {
@@ -160,7 +160,7 @@ void ArtifactBuilder::add_kernel(const std::string& symbol, const std::string& f
                       "argument refers to tensor " + std::to_string(a) + ", which does not exist");
     }
   }
-  plan_.kernels.push_back(artifact::KernelCall{symbol, fused_ops, args});
+  plan_.kernels.push_back(artifact::KernelCall{symbol, fused_ops, args, flops});
 }
 
 void ArtifactBuilder::add_object(std::vector<char> object_code) {

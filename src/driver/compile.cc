@@ -11,6 +11,7 @@
 
 #include "kiln/codegen/llvm_module.h"
 #include "kiln/codegen/target.h"
+#include "kiln/driver/kernel_flops.h"
 #include "kiln/frontend/onnx.h"
 #include "kiln/pass/fused_call.h"
 #include "kiln/support/error.h"
@@ -178,9 +179,11 @@ class Compiler {
     return "kiln_" + symbol_safe(label) + "_" + std::to_string(next_symbol_++);
   }
 
-  void add_prim(const tir::PrimFunc& f) {
+  // Adds the kernel to the module; returns its floating-point operations per call (profiler).
+  uint64_t add_prim(const tir::PrimFunc& f) {
     module_.add_prim_func(f);
     ++distinct;
+    return flops_of_symbol_[f->name] = count_kernel_flops(f).flops;
   }
 
   void add_group(const ir::CallNode& call, std::vector<int32_t> args, const std::vector<int32_t>& outs,
@@ -204,7 +207,7 @@ class Compiler {
       key = call.attrs().get_string("body");
       auto it = kernel_cache_.find(key);
       if (it != kernel_cache_.end()) {
-        builder_.add_kernel(it->second, ops, kernel_args);
+        builder_.add_kernel(it->second, ops, kernel_args, flops_of_symbol_[it->second]);
         report.kernel_calls.push_back({it->second, ops, false});
         return;
       }
@@ -218,9 +221,9 @@ class Compiler {
         ko.kernel_name = symbol;
         tir::PrimFunc f = topi::build_group_kernel(g.members, g.input_types, g.outputs, target_, -1, ko);
         lower_seconds += seconds_since(start);
-        add_prim(f);
+        const uint64_t flops = add_prim(f);
         if (!key.empty()) kernel_cache_[key] = symbol;
-        builder_.add_kernel(symbol, ops, kernel_args);
+        builder_.add_kernel(symbol, ops, kernel_args, flops);
         report.kernel_calls.push_back({symbol, ops, false});
         return;
       } catch (const Error& e) {
@@ -239,9 +242,9 @@ class Compiler {
       ko.kernel_name = symbol;
       tir::PrimFunc f = topi::build_group_kernel(g.members, g.input_types, g.outputs, target_, -1, ko);
       lower_seconds += seconds_since(start);
-      add_prim(f);
+      const uint64_t flops = add_prim(f);
       if (!key.empty()) kernel_cache_[key] = symbol;
-      builder_.add_kernel(symbol, ops, kernel_args);
+      builder_.add_kernel(symbol, ops, kernel_args, flops);
       report.kernel_calls.push_back({symbol, ops, false});
       return;
     }
@@ -288,8 +291,8 @@ class Compiler {
       ko.kernel_name = symbol;
       tir::PrimFunc f = topi::build_op_kernel(member.op, in_types, member.attrs, target_, ko);
       lower_seconds += seconds_since(start);
-      add_prim(f);
-      builder_.add_kernel(symbol, member.op, kargs);
+      const uint64_t flops = add_prim(f);
+      builder_.add_kernel(symbol, member.op, kargs, flops);
       report.kernel_calls.push_back({symbol, member.op, true});
     }
     // A group output that is a group input (a pass-through) would need a copy kernel.
@@ -308,6 +311,7 @@ class Compiler {
   ArtifactBuilder builder_;
   std::map<std::pair<const ir::Node*, int>, int32_t> tensors_;
   std::unordered_map<std::string, std::string> kernel_cache_;
+  std::unordered_map<std::string, uint64_t> flops_of_symbol_;  // per kernel symbol, per call
   int next_symbol_ = 0;
 };
 

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <new>
 #include <stdexcept>
 
@@ -156,6 +157,7 @@ void Executor::bind_input(int32_t index, const DLTensor& value) {
 void Executor::run() {
   const auto& plan = module_->plan();
   ThreadPoolRun pool_run;  // workers spin between this run's parallel loops, sleep after it
+  if (profiling_) ++profiled_runs_;
   for (size_t k = 0; k < plan.kernels.size(); ++k) {
     const auto& call = plan.kernels[k];
     std::vector<DLTensor>& args = args_[k];
@@ -218,36 +220,72 @@ int32_t Executor::output_index(const std::string& name) const {
 
 void Executor::set_profiling(bool enabled) {
   profiling_ = enabled;
+  profiled_runs_ = 0;
   for (auto& p : profile_) p = KernelProfile{};
 }
 
-std::string Executor::profile_report() const {
+std::string Executor::profile_report(double peak_gflops) const {
   const auto& plan = module_->plan();
-  double total = 0;
-  for (const auto& p : profile_) total += p.total_seconds;
-  size_t name_w = 6, ops_w = 9;
-  for (const auto& k : plan.kernels) {
-    name_w = std::max(name_w, k.symbol.size());
-    ops_w = std::max(ops_w, k.fused_ops.size());
-  }
-  std::string out;
-  char line[2048];
-  std::snprintf(line, sizeof line, "%-*s  %-*s  %8s  %12s  %6s\n", static_cast<int>(name_w), "kernel",
-                static_cast<int>(ops_w), "fused ops", "calls", "mean (us)", "%");
-  out += line;
+  struct Row {
+    std::string symbol, fused_ops;
+    int64_t calls = 0;
+    double seconds = 0, flops = 0, bytes = 0;  // summed over call sites and runs
+  };
+  std::vector<Row> rows;
+  std::map<std::string, size_t> row_of;
+  double total_seconds = 0, total_flops = 0;
   for (size_t k = 0; k < plan.kernels.size(); ++k) {
+    const auto& call = plan.kernels[k];
     const auto& p = profile_[k];
-    const double mean_us = p.calls ? p.total_seconds / p.calls * 1e6 : 0.0;
-    const double pct = total > 0 ? p.total_seconds / total * 100.0 : 0.0;
-    std::snprintf(line, sizeof line, "%-*s  %-*s  %8lld  %12.2f  %6.1f\n", static_cast<int>(name_w),
-                  plan.kernels[k].symbol.c_str(), static_cast<int>(ops_w), plan.kernels[k].fused_ops.c_str(),
-                  static_cast<long long>(p.calls), mean_us, pct);
+    auto [it, added] = row_of.emplace(call.symbol, rows.size());
+    if (added) rows.push_back(Row{call.symbol, call.fused_ops});
+    Row& r = rows[it->second];
+    double arg_bytes = 0;
+    for (int32_t id : call.args) arg_bytes += static_cast<double>(plan.tensors[id].nbytes);
+    r.calls += p.calls;
+    r.seconds += p.total_seconds;
+    r.flops += static_cast<double>(call.flops) * p.calls;
+    r.bytes += arg_bytes * p.calls;
+    total_seconds += p.total_seconds;
+    total_flops += static_cast<double>(call.flops) * p.calls;
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.seconds > b.seconds; });
+  const double runs = profiled_runs_ > 0 ? static_cast<double>(profiled_runs_) : 1.0;
+  auto gflops = [](double flops, double seconds) { return seconds > 0 ? flops / seconds * 1e-9 : 0.0; };
+  std::string out;
+  char line[4096];
+  std::snprintf(line, sizeof line, "%4s %12s %6s %6s %6s %10s %8s %6s %7s  %s\n", "#", "us/run", "%", "cum%",
+                "calls", "us/call", "GFLOP/s", "%peak", "GB/s", "kernel {fused ops}");
+  out += line;
+  double cumulative = 0;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Row& r = rows[i];
+    const double pct = total_seconds > 0 ? r.seconds / total_seconds * 100.0 : 0.0;
+    cumulative += pct;
+    const double rate = gflops(r.flops, r.seconds);
+    char rate_text[32] = "-", peak_text[32] = "-";
+    if (r.flops > 0 && r.seconds > 0) {
+      std::snprintf(rate_text, sizeof rate_text, "%.1f", rate);
+      if (peak_gflops > 0) std::snprintf(peak_text, sizeof peak_text, "%.1f", rate / peak_gflops * 100.0);
+    }
+    std::snprintf(line, sizeof line, "%4zu %12.1f %6.1f %6.1f %6.4g %10.1f %8s %6s %7.1f  %s {%s}\n", i + 1,
+                  r.seconds / runs * 1e6, pct, cumulative, r.calls / runs,
+                  r.calls ? r.seconds / static_cast<double>(r.calls) * 1e6 : 0.0, rate_text, peak_text,
+                  r.seconds > 0 ? r.bytes / r.seconds * 1e-9 : 0.0, r.symbol.c_str(), r.fused_ops.c_str());
     out += line;
   }
-  const int64_t runs = profile_.empty() ? 0 : profile_[0].calls;
-  std::snprintf(line, sizeof line, "total: %.2f us per run over %lld profiled run(s)\n",
-                runs ? total / runs * 1e6 : 0.0, static_cast<long long>(runs));
+  const double rate = gflops(total_flops, total_seconds);
+  std::snprintf(line, sizeof line,
+                "total: %.1f us per run over %lld profiled run(s), %zu kernel calls per run (%zu distinct); "
+                "%.3f GFLOP per run, %.1f GFLOP/s",
+                total_seconds / runs * 1e6, static_cast<long long>(profiled_runs_), plan.kernels.size(), rows.size(),
+                total_flops / runs * 1e-9, rate);
   out += line;
+  if (peak_gflops > 0) {
+    std::snprintf(line, sizeof line, " = %.1f%% of peak", rate / peak_gflops * 100.0);
+    out += line;
+  }
+  out += "\n";
   return out;
 }
 

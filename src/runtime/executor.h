@@ -5,7 +5,8 @@
 // Each kernel's DLTensor argument array is built once too; a run only refreshes data pointers
 // (which zero-copy bound inputs change). One executor is used by one thread at a time; several
 // executors over one module may run at the same time (the module is immutable).
-// The profiler, when enabled, times every kernel call and reports per-kernel totals.
+// The profiler, when enabled, times every kernel call and reports per-kernel totals. A run tells
+// the thread pool it is running (thread_pool.h), so workers spin between its parallel loops.
 #ifndef KILN_SRC_RUNTIME_EXECUTOR_H_
 #define KILN_SRC_RUNTIME_EXECUTOR_H_
 
@@ -47,9 +48,13 @@ class Executor {
     int64_t calls = 0;
     double total_seconds = 0;
   };
-  const std::vector<KernelProfile>& profile() const { return profile_; }
-  // Table: kernel, fused ops, calls, mean time per call, % of total.
-  std::string profile_report() const;
+  const std::vector<KernelProfile>& profile() const { return profile_; }  // per kernel call site
+  int64_t profiled_runs() const { return profiled_runs_; }
+  // Table with one row per kernel symbol (its call sites summed), slowest first: time per run,
+  // % and cumulative % of the total, calls per run, time per call, GFLOP/s from the compiler's
+  // flop count, % of `peak_gflops` (the machine's peak for the threads used; 0: unknown, the
+  // column shows "-") and GB/s over the bytes of its arguments; then totals.
+  std::string profile_report(double peak_gflops = 0) const;
 
  private:
   void check_value(const char* what, int32_t index, const artifact::TensorSpec& spec,
@@ -62,6 +67,7 @@ class Executor {
   std::vector<std::vector<DLTensor>> args_;  // per kernel
   std::vector<DLTensor> output_views_;
   bool profiling_ = false;
+  int64_t profiled_runs_ = 0;
   std::vector<KernelProfile> profile_;
 };
 

@@ -285,8 +285,13 @@ std::string describe_artifact(const std::string& path) {
     if (!call.fused_ops.empty()) o << "  {" << call.fused_ops << "}";
     o << "  (";
     for (size_t j = 0; j < call.args.size(); ++j) o << (j ? ", " : "") << p.tensors[call.args[j]].name;
-    o << ")\n";
+    o << ")";
+    if (call.flops != 0) o << "  " << call.flops << " flop";
+    o << "\n";
   }
+  uint64_t total_flops = 0;
+  for (const auto& call : p.kernels) total_flops += call.flops;
+  o << "flop per run:     " << total_flops << " (counted by the compiler from the kernels' loops)\n";
   uint64_t counts[4] = {0, 0, 0, 0}, bytes[4] = {0, 0, 0, 0};
   for (const auto& t : p.tensors) {
     ++counts[static_cast<int>(t.kind)];

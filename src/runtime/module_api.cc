@@ -238,3 +238,12 @@ extern "C" int kiln_executor_profile_report(const KilnExecutor* executor, char**
     return 0;
   });
 }
+
+extern "C" int kiln_executor_profile_report_with_peak(const KilnExecutor* executor, double peak_gflops,
+                                                      char** out_text) {
+  return guarded_call("kiln_executor_profile_report_with_peak", [&] {
+    if (!(peak_gflops >= 0)) throw std::invalid_argument("peak_gflops must be >= 0");
+    deref(out_text, "out_text") = copy_text(deref(executor, "executor").executor->profile_report(peak_gflops));
+    return 0;
+  });
+}

@@ -37,7 +37,7 @@ Plan sample_plan() {
                {"t", TensorKind::kIntermediate, {kDLFloat, 32, 1}, {2, 3}, 0, 128, 24},
                {"y", TensorKind::kOutput, {kDLFloat, 32, 1}, {2, 3}, -1, 0, 24}};
   p.storage_sizes = {256};
-  p.kernels = {{"k0", "add+relu", {0, 1, 2}}, {"k1", "exp", {2, 3}}};
+  p.kernels = {{"k0", "add+relu", {0, 1, 2}, 2048}, {"k1", "exp", {2, 3}, 0}};
   p.inputs = {0};
   p.outputs = {3};
   return p;
@@ -76,6 +76,8 @@ TEST(ArtifactFormat, PlanRoundTrip) {
   ASSERT_EQ(d.kernels.size(), 2u);
   EXPECT_EQ(d.kernels[0].fused_ops, "add+relu");
   EXPECT_EQ(d.kernels[0].args, (std::vector<int32_t>{0, 1, 2}));
+  EXPECT_EQ(d.kernels[0].flops, 2048u);
+  EXPECT_EQ(d.kernels[1].flops, 0u);
   EXPECT_EQ(d.outputs, p.outputs);
 }
 
@@ -104,7 +106,11 @@ TEST(ArtifactFormat, VersionMagicAndChecksum) {
   std::string meta = encode_metadata(sample_metadata());
   std::string v = meta;
   v[8] = 7;
-  expect_format_error(v, true, "artifact format version 7, but this runtime reads version 1");
+  expect_format_error(v, true, "artifact format version 7, but this runtime reads version 2");
+  // Version 1 (before kernel flop counts) is refused, not misread: its kernels have 8 bytes less.
+  std::string old = encode_plan(sample_plan());
+  old[8] = 1;
+  expect_format_error(old, false, "artifact format version 1, but this runtime reads version 2");
   std::string magic = meta;
   magic[0] = 'X';
   expect_format_error(magic, true, "bad magic");

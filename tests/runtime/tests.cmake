@@ -18,3 +18,11 @@ add_test(NAME runtime.num_threads_env_invalid_warns
   COMMAND sh -c "out=$(\"$0\" $1 2>&1); rc=$?; echo \"$out\"; [ $rc -eq 0 ] && echo \"$out\" | grep -q \"warning: ignoring KILN_NUM_THREADS='lots'\""
           $<TARGET_FILE:runtime_num_threads_env> cores)
 set_tests_properties(runtime.num_threads_env_invalid_warns PROPERTIES ENVIRONMENT "KILN_NUM_THREADS=lots")
+
+# libkiln_runtime stays small (issue 6: at most 1 MB), checked on optimized builds (a Debug build
+# carries debug information and is not what ships).
+if(CMAKE_BUILD_TYPE MATCHES "^(Release|MinSizeRel)$")
+  add_test(NAME runtime.library_size_at_most_1MB
+    COMMAND sh -c "size=$(stat -L -c %s \"$0\"); echo \"libkiln_runtime: $size bytes (limit 1048576)\"; [ \"$size\" -le 1048576 ]"
+            $<TARGET_FILE:kiln_runtime>)
+endif()

@@ -44,8 +44,10 @@ class ArtifactBuilder {
   int32_t add_intermediate(const std::string& name, ir::DType dtype, const ir::Shape& shape);
   // A graph output that is another tensor (an input or a constant returned as is).
   void add_output_alias(const std::string& name, int32_t tensor);
-  // One kernel call, in execution order; args are tensor ids (the kernel's params in order).
-  void add_kernel(const std::string& symbol, const std::string& fused_ops, const std::vector<int32_t>& args);
+  // One kernel call, in execution order; args are tensor ids (the kernel's params in order);
+  // flops: its floating-point operations per call (count_kernel_flops; 0 = unknown).
+  void add_kernel(const std::string& symbol, const std::string& fused_ops, const std::vector<int32_t>& args,
+                  uint64_t flops = 0);
   // An ELF relocatable object defining kernels (LLVMModule::object_code()).
   void add_object(std::vector<char> object_code);
 

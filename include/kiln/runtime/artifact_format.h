@@ -31,7 +31,8 @@
 namespace kiln::artifact {
 
 // Changes whenever the encoding of any section changes. A reader accepts exactly this version.
-inline constexpr uint32_t kFormatVersion = 1;
+// 2: each kernel call carries its floating-point operation count (KernelCall::flops).
+inline constexpr uint32_t kFormatVersion = 2;
 inline constexpr uint64_t kWeightAlignment = 64;
 
 inline constexpr const char* kMetaSection = ".kiln.meta";
@@ -130,6 +131,7 @@ struct KernelCall {
   std::string symbol;
   std::string fused_ops;  // e.g. "conv2d+add+relu" (profiler, inspect)
   std::vector<int32_t> args;
+  uint64_t flops = 0;     // floating-point operations per call, counted by the compiler (0: unknown)
 };
 
 struct Plan {
@@ -379,6 +381,7 @@ inline std::string encode_plan(const Plan& p) {
     e.str(k.symbol);
     e.str(k.fused_ops);
     e.ids(k.args);
+    e.u64(k.flops);
   }
   e.ids(p.inputs);
   e.ids(p.outputs);
@@ -404,11 +407,12 @@ inline Plan decode_plan(std::string_view section, const std::string& what) {
   for (uint32_t i = 0, n = d.count("storage blocks", 8); i < n; ++i) {
     p.storage_sizes.push_back(d.u64("storage size"));
   }
-  for (uint32_t i = 0, n = d.count("kernels", 12); i < n; ++i) {
+  for (uint32_t i = 0, n = d.count("kernels", 20); i < n; ++i) {
     KernelCall k;
     k.symbol = d.str("kernel symbol");
     k.fused_ops = d.str("kernel fused ops");
     k.args = d.ids("kernel arguments");
+    k.flops = d.u64("kernel flops");
     p.kernels.push_back(std::move(k));
   }
   p.inputs = d.ids("plan inputs");

@@ -158,8 +158,14 @@ typedef struct {
 KILN_RUNTIME_API int kiln_executor_num_kernels(const KilnExecutor* executor, int32_t* out);
 KILN_RUNTIME_API int kiln_executor_kernel_profile(const KilnExecutor* executor, int32_t kernel,
                                                   KilnKernelProfile* out);
-/* The profile as a table (kernel, fused ops, calls, mean time per call, % of total). */
+/* The profile as a table, one row per kernel (its call sites summed), slowest first: time per
+ * run, % and cumulative % of the total, calls per run, time per call, GFLOP/s (from the flop
+ * count the compiler stored per kernel), % of peak and GB/s over its arguments' bytes. */
 KILN_RUNTIME_API int kiln_executor_profile_report(const KilnExecutor* executor, char** out_text);
+/* The same with the % of peak column filled: peak_gflops is the machine's peak for the threads
+ * the runs used (the runtime cannot measure it; `kiln run --profile` does). */
+KILN_RUNTIME_API int kiln_executor_profile_report_with_peak(const KilnExecutor* executor, double peak_gflops,
+                                                            char** out_text);
 
 #ifdef __cplusplus
 } /* extern "C" */

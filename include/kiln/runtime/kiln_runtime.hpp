@@ -232,9 +232,10 @@ class Executor {
     check(kiln_executor_kernel_profile(executor_, kernel, &p));
     return p;
   }
-  std::string profile_report() const {
+  // peak_gflops: the machine's peak for the threads used, for the % of peak column (0: unknown).
+  std::string profile_report(double peak_gflops = 0) const {
     char* text = nullptr;
-    check(kiln_executor_profile_report(executor_, &text));
+    check(kiln_executor_profile_report_with_peak(executor_, peak_gflops, &text));
     std::string s(text);
     kiln_free_text(text);
     return s;

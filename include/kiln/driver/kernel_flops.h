@@ -1,0 +1,28 @@
+// The floating-point work of a lowered kernel, for the profiler's GFLOP/s and % of peak
+// (`kiln run --profile`). The compile driver records it per kernel in the artifact's plan.
+//
+// Counted from the loop IR that codegen compiles, so it is the arithmetic the kernel actually
+// executes (a Winograd or a padded kernel reports its own work, not a textbook count): every
+// floating-point add, sub, mul, div, min and max counts 1 per lane, a fused multiply-add 2, any
+// other math intrinsic (exp, tanh, ...) 1; each is multiplied by the extents of the loops around
+// it. Integer (index) arithmetic is not counted. Loops whose extent is not a constant count once
+// and make the result a lower bound (`exact` false); an if counts its larger branch.
+#ifndef KILN_DRIVER_KERNEL_FLOPS_H_
+#define KILN_DRIVER_KERNEL_FLOPS_H_
+
+#include <cstdint>
+
+#include "kiln/tir/stmt.h"
+
+namespace kiln::driver {
+
+struct KernelFlops {
+  uint64_t flops = 0;
+  bool exact = true;
+};
+
+KernelFlops count_kernel_flops(const tir::PrimFunc& func);
+
+}  // namespace kiln::driver
+
+#endif  // KILN_DRIVER_KERNEL_FLOPS_H_
