@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <map>
 #include <new>
 #include <stdexcept>
 
@@ -227,29 +226,34 @@ void Executor::set_profiling(bool enabled) {
 std::string Executor::profile_report(double peak_gflops) const {
   const auto& plan = module_->plan();
   struct Row {
-    std::string symbol, fused_ops;
+    size_t first_call = 0;  // the call site that names the row
     int64_t calls = 0;
     double seconds = 0, flops = 0, bytes = 0;  // summed over call sites and runs
   };
+  // Rows in first-call order; call sites of one symbol are found by a scan (plans have a few
+  // hundred calls at most, and this keeps the runtime small).
   std::vector<Row> rows;
-  std::map<std::string, size_t> row_of;
   double total_seconds = 0, total_flops = 0;
   for (size_t k = 0; k < plan.kernels.size(); ++k) {
     const auto& call = plan.kernels[k];
     const auto& p = profile_[k];
-    auto [it, added] = row_of.emplace(call.symbol, rows.size());
-    if (added) rows.push_back(Row{call.symbol, call.fused_ops});
-    Row& r = rows[it->second];
+    size_t r = 0;
+    while (r < rows.size() && plan.kernels[rows[r].first_call].symbol != call.symbol) ++r;
+    if (r == rows.size()) rows.push_back(Row{k});
     double arg_bytes = 0;
     for (int32_t id : call.args) arg_bytes += static_cast<double>(plan.tensors[id].nbytes);
-    r.calls += p.calls;
-    r.seconds += p.total_seconds;
-    r.flops += static_cast<double>(call.flops) * p.calls;
-    r.bytes += arg_bytes * p.calls;
+    rows[r].calls += p.calls;
+    rows[r].seconds += p.total_seconds;
+    rows[r].flops += static_cast<double>(call.flops) * p.calls;
+    rows[r].bytes += arg_bytes * p.calls;
     total_seconds += p.total_seconds;
     total_flops += static_cast<double>(call.flops) * p.calls;
   }
-  std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.seconds > b.seconds; });
+  std::vector<size_t> order(rows.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return rows[a].seconds != rows[b].seconds ? rows[a].seconds > rows[b].seconds : a < b;
+  });
   const double runs = profiled_runs_ > 0 ? static_cast<double>(profiled_runs_) : 1.0;
   auto gflops = [](double flops, double seconds) { return seconds > 0 ? flops / seconds * 1e-9 : 0.0; };
   std::string out;
@@ -258,8 +262,9 @@ std::string Executor::profile_report(double peak_gflops) const {
                 "calls", "us/call", "GFLOP/s", "%peak", "GB/s", "kernel {fused ops}");
   out += line;
   double cumulative = 0;
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const Row& r = rows[i];
+  for (size_t i = 0; i < order.size(); ++i) {
+    const Row& r = rows[order[i]];
+    const auto& call = plan.kernels[r.first_call];
     const double pct = total_seconds > 0 ? r.seconds / total_seconds * 100.0 : 0.0;
     cumulative += pct;
     const double rate = gflops(r.flops, r.seconds);
@@ -271,7 +276,7 @@ std::string Executor::profile_report(double peak_gflops) const {
     std::snprintf(line, sizeof line, "%4zu %12.1f %6.1f %6.1f %6.4g %10.1f %8s %6s %7.1f  %s {%s}\n", i + 1,
                   r.seconds / runs * 1e6, pct, cumulative, r.calls / runs,
                   r.calls ? r.seconds / static_cast<double>(r.calls) * 1e6 : 0.0, rate_text, peak_text,
-                  r.seconds > 0 ? r.bytes / r.seconds * 1e-9 : 0.0, r.symbol.c_str(), r.fused_ops.c_str());
+                  r.seconds > 0 ? r.bytes / r.seconds * 1e-9 : 0.0, call.symbol.c_str(), call.fused_ops.c_str());
     out += line;
   }
   const double rate = gflops(total_flops, total_seconds);
