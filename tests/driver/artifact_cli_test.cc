@@ -77,6 +77,11 @@ TEST_F(ArtifactCliTest, RepeatPrintsLatencyAndProfile) {
   expect_contains(r.output, "over 5 runs after 2 warm-up, 2 threads");
   expect_contains(r.output, "add_relu");
   expect_contains(r.output, "over 5 profiled run(s)");
+  // The header names the peak measured by the CLI for the 2 threads; the table has the rates.
+  expect_contains(r.output, "peak: ");
+  expect_contains(r.output, "GFLOP/s per core");
+  expect_contains(r.output, "x 2 threads = ");
+  expect_contains(r.output, "% of peak");
   EXPECT_TRUE(fs::exists(path("out/y.npy")));
 }
 

@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cctype>
 #include <filesystem>
+#include <sstream>
 #include <thread>
 
 #include "artifact_test_util.h"
@@ -225,6 +227,33 @@ TEST_F(ArtifactTest, ProfilerTable) {
                              "over 5 profiled run(s)"}) {
     EXPECT_NE(report.find(needle), std::string::npos) << needle << " missing from\n" << report;
   }
+  // One row per symbol: scale2's two call sites are summed (2 calls per run); rows slowest first;
+  // its GFLOP/s is its flops (1024 per call) over the summed time; % of peak against the peak given.
+  const KilnKernelProfile s1 = e.kernel_profile(1), s2 = e.kernel_profile(2);
+  const double want_gflops = 2.0 * kRows * kCols * 5 / (s1.total_seconds + s2.total_seconds) * 1e-9;
+  const std::string table = e.profile_report(/*peak_gflops=*/1000.0);
+  std::istringstream lines(table);
+  std::string line;
+  int scale2_rows = 0;
+  double previous_us = 1e300;
+  while (std::getline(lines, line)) {
+    std::istringstream f(line);
+    std::string rank, us, pct, cum, calls, us_call, gflops, peak, gbs, symbol;
+    if (!(f >> rank >> us >> pct >> cum >> calls >> us_call >> gflops >> peak >> gbs >> symbol) ||
+        !std::isdigit(static_cast<unsigned char>(rank[0]))) {
+      continue;  // the header and the totals
+    }
+    EXPECT_LE(std::stod(us), previous_us) << "rows are not sorted slowest first:\n" << table;
+    previous_us = std::stod(us);
+    EXPECT_NE(peak, "-") << line;
+    if (symbol != "scale2") continue;
+    ++scale2_rows;
+    EXPECT_EQ(calls, "2") << line;
+    EXPECT_NEAR(std::stod(gflops), want_gflops, 0.051 + 0.01 * want_gflops) << line;
+    EXPECT_NEAR(std::stod(peak), want_gflops / 1000.0 * 100.0, 0.051) << line;
+  }
+  EXPECT_EQ(scale2_rows, 1) << table;
+  EXPECT_NE(table.find("% of peak"), std::string::npos) << table;
   e.set_profiling(false);
   e.run();
   EXPECT_EQ(e.kernel_profile(0).calls, 0);

@@ -93,10 +93,12 @@ inline driver::ArtifactBuilder test_builder(const codegen::Target& target, const
   const int32_t t2 = b.add_intermediate("t2", ir::DType::kF32, shape);
   const int32_t t3 = b.add_intermediate("t3", ir::DType::kF32, shape);
   const int32_t y = b.add_output("y", ir::DType::kF32, shape);
-  b.add_kernel("add_relu", "add+relu", {x, wid, t1});
-  b.add_kernel("scale2", "multiply", {t1, t2});
-  b.add_kernel("scale2", "multiply", {t2, t3});
-  b.add_kernel(add_symbol, "add", {t3, x, y});
+  // Flop counts per call as the textbook gives them (add + max, one multiply, one add per element).
+  const uint64_t n = kRows * kCols;
+  b.add_kernel("add_relu", "add+relu", {x, wid, t1}, 2 * n);
+  b.add_kernel("scale2", "multiply", {t1, t2}, n);
+  b.add_kernel("scale2", "multiply", {t2, t3}, n);
+  b.add_kernel(add_symbol, "add", {t3, x, y}, n);
   b.add_object(test_kernel_object(target));
   return b;
 }
