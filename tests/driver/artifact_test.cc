@@ -4,9 +4,11 @@
 // one add, one max and exact scalings by 2 per element, the same operations in the same order
 // as the reference, so f32 results are bit-identical.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <atomic>
 #include <cctype>
+#include <chrono>
 #include <filesystem>
 #include <sstream>
 #include <thread>
@@ -210,6 +212,26 @@ TEST_F(ArtifactTest, ModuleOutlivedByExecutor) {
   e->set_input(0, xt);
   e->run();
   expect_output(*e, x, "after module handle freed");
+}
+
+// Between runs the thread pool's workers sleep (they spin only while a run is open and briefly
+// after it): 300 ms after the last run the process has used (almost) no CPU.
+TEST_F(ArtifactTest, NoCoreBurnsBetweenRuns) {
+  ASSERT_EQ(kiln_set_num_threads(2), 0);
+  rt::Module m = rt::Module::load(path("model.so"));
+  rt::Executor e(m);
+  for (int i = 0; i < 20; ++i) e.run();
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // past any spin window
+  rusage a{}, b{};
+  getrusage(RUSAGE_SELF, &a);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  getrusage(RUSAGE_SELF, &b);
+  auto seconds = [](const rusage& u) {
+    return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+           1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+  };
+  EXPECT_LT(seconds(b) - seconds(a), 0.03) << "used " << (seconds(b) - seconds(a)) * 1e3 << " ms of CPU in 300 ms idle";
+  kiln_set_num_threads(0);
 }
 
 TEST_F(ArtifactTest, ProfilerTable) {

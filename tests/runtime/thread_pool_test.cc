@@ -1,8 +1,10 @@
 // kiln_parallel_for under contention: exact coverage of every index by exactly one chunk, several
 // caller threads at once, nested calls, failures and their messages, thread-count changes.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <mutex>
 #include <set>
@@ -262,6 +264,31 @@ TEST_F(ThreadPoolTest, ResizingWhileOtherThreadsRunLoops) {
   stop = true;
   for (auto& c : callers) c.join();
   EXPECT_EQ(failures.load(), 0);
+}
+
+// Workers spin only for a bounded time after a loop (50 us outside executor runs), then sleep:
+// over 300 ms of idleness the process uses (almost) no CPU. A pool that kept spinning would use a
+// whole core (about 300 ms per spinning worker).
+double process_cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
+TEST_F(ThreadPoolTest, IdlePoolDoesNotBurnACore) {
+  ASSERT_EQ(kiln_set_num_threads(2), 0);
+  Coverage c(1000);
+  ASSERT_EQ(kiln_parallel_for(count_body, &c, 1000), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // past any spin window
+  const double before = process_cpu_seconds();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const double used = process_cpu_seconds() - before;
+  EXPECT_LT(used, 0.03) << "the idle pool used " << used * 1e3 << " ms of CPU in 300 ms";
+  // And it still works after sleeping.
+  Coverage d(1000);
+  ASSERT_EQ(kiln_parallel_for(count_body, &d, 1000), 0);
+  expect_exact_coverage(d, "after sleeping");
 }
 
 }  // namespace
