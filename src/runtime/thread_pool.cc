@@ -298,24 +298,26 @@ class ThreadPool {
 
   std::mutex run_mutex_;  // serializes whole parallel loops and thread-count changes
   std::vector<std::thread> workers_;  // guarded by run_mutex_
-  std::atomic<int32_t> num_threads_;
-  std::atomic<int32_t> open_runs_{0};
-  const int32_t cores_;
 
-  // The job: written by the caller (under run_mutex_) before the generation store, read by the
-  // workers after they load that generation.
+  // Cache lines grouped by writer. The job line: written by the caller (under run_mutex_) before
+  // the generation store, read by the workers (in one transfer) after they load that generation.
+  // Then the acknowledgements (workers), the sleep flags (rarely written) and the settings the
+  // spinners read every 64 spins.
+  alignas(kCacheLine) std::atomic<uint64_t> generation_{0};
   kiln_parallel_body body_ = nullptr;
   void* closure_ = nullptr;
   int64_t n_ = 0;
   int64_t chunks_ = 1;
   std::atomic<bool> stopping_{false};
-  alignas(kCacheLine) std::atomic<uint64_t> generation_{0};
   alignas(kCacheLine) std::atomic<int64_t> pending_{0};  // workers yet to finish the job
+  std::atomic<bool> failed_{false};
   alignas(kCacheLine) std::atomic<int32_t> sleepers_{0};
   std::atomic<bool> caller_sleeping_{false};
-  std::atomic<bool> failed_{false};
+  alignas(kCacheLine) std::atomic<int32_t> num_threads_;
+  std::atomic<int32_t> open_runs_{0};
+  const int32_t cores_;
 
-  std::mutex mutex_;  // sleeping and waking, and first_error_
+  alignas(kCacheLine) std::mutex mutex_;  // sleeping and waking, and first_error_
   std::condition_variable work_cv_;
   std::condition_variable done_cv_;
   std::string first_error_;
