@@ -162,7 +162,13 @@ Knobs default_knobs(const ComputeResult& result, const codegen::Target& target) 
         }
       }
       if (hints.num_vector_regs >= 32 && m % 8 == 0) tile_m = 8;
-      k.set("tile_m", std::min<int64_t>(tile_m, m));
+      tile_m = std::min<int64_t>(tile_m, m);
+      k.set("tile_m", tile_m);
+      // Parallel loop over panels of B when there are more of them than row tiles (always for a
+      // matrix-vector product, M = 1): both threads get work and each panel is read once. On the
+      // BERT shapes (M = 128) both orders measured the same (docs/performance.md).
+      const int64_t n = a.shape().back(), nb = k.get("n_block");
+      k.set("panel_outer", (m + tile_m - 1) / tile_m < (n + nb - 1) / nb ? 1 : 0);
       break;
     }
     case ScheduleKind::kConv2dNchwc: {
@@ -203,7 +209,7 @@ Knobs default_knobs(const ComputeResult& result, const codegen::Target& target) 
 
 void apply_schedule(tir::Schedule& s, const ComputeResult& result, const Knobs& knobs) {
   for (const auto& [name, value] : knobs.values()) {
-    if (value < 0 || (value == 0 && name != "rows_outer")) {
+    if (value < 0 || (value == 0 && name != "rows_outer" && name != "panel_outer")) {
       throw UserError(UserErrorKind::kInvalidArgument, "schedule knob '" + name + "'",
                       "is " + std::to_string(value) + ", expected a positive value", "");
     }
