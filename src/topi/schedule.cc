@@ -112,12 +112,27 @@ void schedule_injective_stage(Stage st, int64_t vector, int64_t parallel_min) {
   }
 }
 
-void schedule_reduction_stage(Stage st) {
+void schedule_reduction_stage(Stage st, int64_t vector) {
   StageNode* node = st.node();
   const size_t ndata = node->root_axis.size();
   if (ndata == 0) return;
   int64_t numel = 1;
   for (const IterVar& iv : node->root_axis) numel *= extent_of(iv);
+  if (vector > 1 && extent_of(node->root_axis.back()) == vector) {
+    // An innermost data axis of exactly one vector (partial results per lane, e.g. topi's lane
+    // reductions, or an NCHW8c channel block): the reduction loops go outside it and it becomes
+    // one vector accumulator.
+    const IterVar lane = node->root_axis.back();
+    if (ndata >= 2) {
+      IterVar fused = fuse_leading(st, ndata - 1);
+      if (numel / vector > 1) st.parallel(fused);
+    }
+    std::vector<IterVar> order = node->reduce_axis;
+    order.push_back(lane);
+    st.reorder(order);
+    st.vectorize(lane);
+    return;
+  }
   IterVar fused = fuse_leading(st, ndata);
   if (numel > 1) st.parallel(fused);
 }
@@ -130,7 +145,7 @@ void schedule_rest(tir::Schedule& s, const ComputeResult& r, const Knobs& k, con
     const bool reduction = !st.node()->reduce_axis.empty();
     if (st.node()->is_output || is_part(r, t) || reduction) {
       if (reduction) {
-        schedule_reduction_stage(st);
+        schedule_reduction_stage(st, vector);
       } else {
         schedule_injective_stage(st, vector, parallel_min);
       }
