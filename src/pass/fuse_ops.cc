@@ -20,8 +20,8 @@
 //   - Everything else (opaque ops such as softmax and layer_norm, multi-output calls) is a group of
 //     one. So after FuseOps every call at the top level is `fused`; groups of one are kept so that
 //     lowering handles one kind of node.
-//   - Every internal value of a group has exactly one use, inside the group; only the group's
-//     result leaves it. Hence groups are convex (no path leaves a group and comes back) and the
+//   - Every internal value of a group has all its uses inside the group (one, or several in a
+//     diamond); only the group's result leaves it. Hence groups are convex (no path leaves a group and comes back) and the
 //     rewritten graph is acyclic, with the same outputs and values (the reference executor runs the
 //     same reference implementations in the same order).
 //   - Constants with at most 16 elements used by a group are copied into its body; larger ones

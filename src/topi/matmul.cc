@@ -147,5 +147,50 @@ ComputeResult gemm_compute(const std::vector<Tensor>& in, const ir::Attrs& attrs
 }
 KILN_REGISTER_COMPUTE(gemm, "gemm", gemm_compute);
 
+// pack_matmul_b: the panels as a graph op (folded at compile time for constant weights).
+ComputeResult pack_matmul_b_compute(const std::vector<Tensor>& in, const ir::Attrs& attrs,
+                                    const std::vector<ir::TensorType>& out, const LayoutHints&) {
+  const bool tb = attrs.get_int("trans_b") != 0;
+  const Tensor b = in[0];
+  const int64_t K = out[0].shape[1], nb = out[0].shape[2];
+  const int64_t N = tb ? b.shape()[0] : b.shape()[1];
+  return injective_result(pack_b(b, K, N, nb, tb));
+}
+KILN_REGISTER_COMPUTE(pack_matmul_b, "pack_matmul_b", pack_matmul_b_compute);
+
+// matmul_packed: the blocked product of matmul_compute on panels that are already packed (no
+// pack stage in the kernel); n_block is the panels' width.
+ComputeResult matmul_packed_compute(const std::vector<Tensor>& in, const ir::Attrs&,
+                                    const std::vector<ir::TensorType>& out, const LayoutHints&) {
+  const Tensor a = in[0], bp = in[1];
+  const DType dt = out[0].dtype, ct = compute_dtype(dt);
+  const ir::Shape& oshape = out[0].shape;
+  const size_t nbatch = oshape.size() - 2;
+  const int64_t K = a.shape().back(), nb = bp.shape()[2];
+  tir::IterVar k = tir::reduce_axis(K, "k");
+  Tensor prod = tir::compute(
+      oshape,
+      [&](const std::vector<Var>& i) {
+        std::vector<Expr> ia(i.begin(), i.begin() + static_cast<long>(nbatch) + 1);
+        ia.push_back(k);
+        const Expr j = i.back();
+        const Expr vb = bp(tir::floordiv(j, Expr(nb)), Expr(k), tir::floormod(j, Expr(nb)));
+        return tir::sum(cast_to(ct, a(ia)) * cast_to(ct, vb), {k});
+      },
+      "matmul_acc");
+  ComputeResult r;
+  r.schedule = ScheduleKind::kMatmul;
+  r.parts["anchor"] = prod;
+  r.layout["n_block"] = nb;
+  if (ct == dt) {
+    r.outputs = {prod};
+  } else {
+    r.outputs = {tir::compute(oshape, [&](const std::vector<Var>& i) { return cast_to(dt, prod(as_exprs(i))); },
+                              "matmul_packed")};
+  }
+  return r;
+}
+KILN_REGISTER_COMPUTE(matmul_packed, "matmul_packed", matmul_packed_compute);
+
 }  // namespace
 }  // namespace kiln::topi

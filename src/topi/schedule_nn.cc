@@ -24,10 +24,14 @@ void schedule_pack(tir::Schedule& s, const tir::Tensor& p) {
 }  // namespace
 
 void schedule_matmul(tir::Schedule& s, const ComputeResult& r, const Knobs& k) {
-  const tir::Tensor a = r.parts.at("anchor"), p = r.parts.at("pack_b");
+  const tir::Tensor a = r.parts.at("anchor");
   const int64_t tile_m = k.get("tile_m"), nb = k.get("n_block");
   const size_t nbatch = static_cast<size_t>(a.ndim()) - 2;
-  schedule_pack(s, p);
+  std::vector<tir::Tensor> handled = {a};
+  if (r.parts.count("pack_b")) {  // absent when B comes packed (matmul_packed)
+    schedule_pack(s, r.parts.at("pack_b"));
+    handled.push_back(r.parts.at("pack_b"));
+  }
   // The register tile is computed inside the loops of the stage that is written out: the single
   // output when it has the product's shape (the epilogue -- bias, residual add, activation --
   // then runs on the tile while it is in registers, its stages inlined), else the product itself
@@ -52,7 +56,9 @@ void schedule_matmul(tir::Schedule& s, const ComputeResult& r, const Knobs& k) {
   sl.reorder({sl.reduce_axis(0), sl.axis(static_cast<int>(nbatch)), sl.axis(static_cast<int>(nbatch) + 1)});
   sl.unroll(sl.axis(static_cast<int>(nbatch)));
   sl.vectorize(sl.axis(static_cast<int>(nbatch) + 1));
-  schedule_rest(s, r, k, {a, al, p, out});
+  handled.push_back(al);
+  handled.push_back(out);
+  schedule_rest(s, r, k, handled);
 }
 
 void schedule_conv2d_nchwc(tir::Schedule& s, const ComputeResult& r, const Knobs& k) {
