@@ -134,10 +134,11 @@ std::vector<Expr> without_axis(const std::vector<Var>& i, size_t axis) {
 
 // A reduction along the last axis of rows in two stages so that the long loop runs on vectors:
 // partial[o.., l] = R_{ko} f(o.., ko * lanes + l) (the identity past n), then
-// total[o..] = R_l partial[o.., l]. The reduction schedule keeps `l` innermost and vectorized
-// (schedule_reduction_stage: a data axis of exactly `vector` lanes), so each row is one pass of
-// vector adds/maxes into `lanes` partial results. `f` gets the row index and a column < n.
-Tensor lane_reduce(const ir::Shape& outer, int64_t n, int64_t lanes, DType ct, Kind kind,
+// total[o..] = R_l partial[o.., l]. Both are registered as per-row parts "row.<name>_lanes" and
+// "row.<name>": the row schedule (schedule_rows.cc) computes them inside the loop over rows, `l`
+// innermost and vectorized, so each row is one pass of vector adds/maxes into `lanes` partial
+// results. `f` gets the row index and a column < n.
+Tensor lane_reduce(ComputeResult& r, const ir::Shape& outer, int64_t n, int64_t lanes, DType ct, Kind kind,
                    const std::function<Expr(const std::vector<Expr>&, const Expr&)>& f, const std::string& name) {
   const double identity = kind == Kind::kMax ? -std::numeric_limits<double>::infinity() : 0.0;
   ir::Shape pshape = outer;
@@ -153,7 +154,7 @@ Tensor lane_reduce(const ir::Shape& outer, int64_t n, int64_t lanes, DType ct, K
       },
       name + "_lanes");
   tir::IterVar l = tir::reduce_axis(lanes, "l");
-  return tir::compute(
+  Tensor total = tir::compute(
       outer,
       [&](const std::vector<Var>& o) {
         std::vector<Expr> idx = as_exprs(o);
@@ -161,6 +162,9 @@ Tensor lane_reduce(const ir::Shape& outer, int64_t n, int64_t lanes, DType ct, K
         return kind == Kind::kMax ? tir::max_reduce(partial(idx), {l}) : tir::sum(partial(idx), {l});
       },
       name);
+  r.parts["row." + name + "_lanes"] = partial;
+  r.parts["row." + name] = total;
+  return total;
 }
 
 // The row index (all but the last axis) of a full index, and the full index of row o, column j.
@@ -172,23 +176,23 @@ std::vector<Expr> at(const std::vector<Expr>& o, const Expr& j) {
 }
 
 // softmax over the last axis: max and sum of exp as lane reductions (vector loops), exp(x - max)
-// materialized once (part "exp") and scaled by 1 / sum.
+// materialized once per row (part "row.exp") and divided by the sum.
 ComputeResult softmax_last_axis(const std::string& op, bool log_form, const Tensor& x, const LayoutHints& hints) {
   const DType dt = x.dtype(), ct = compute_dtype(dt);
   const ir::Shape outer(x.shape().begin(), x.shape().end() - 1);
   const int64_t n = x.shape().back(), lanes = hints.vector_lanes_f32;
   auto xv = [&](const std::vector<Expr>& o, const Expr& j) { return cast_to(ct, x(at(o, j))); };
-  Tensor mx = lane_reduce(outer, n, lanes, ct, Kind::kMax, xv, op + "_max");
+  ComputeResult r;
+  Tensor mx = lane_reduce(r, outer, n, lanes, ct, Kind::kMax, xv, op + "_max");
   Tensor e = tir::compute(
       x.shape(), [&](const std::vector<Var>& i) { return tir::exp(cast_to(ct, x(as_exprs(i))) - mx(row_of(i))); },
       op + "_exp");
   Tensor sm = lane_reduce(
-      outer, n, lanes, ct, Kind::kSum, [&](const std::vector<Expr>& o, const Expr& j) { return e(at(o, j)); },
+      r, outer, n, lanes, ct, Kind::kSum, [&](const std::vector<Expr>& o, const Expr& j) { return e(at(o, j)); },
       op + "_sum");
-  ComputeResult r;
   r.schedule = ScheduleKind::kReduction;
   r.parts["anchor"] = sm;
-  r.parts["exp"] = e;
+  r.parts["row.exp"] = e;
   r.outputs = {tir::compute(
       x.shape(),
       [&](const std::vector<Var>& i) {
@@ -251,7 +255,7 @@ KILN_REGISTER_COMPUTE(log_softmax, "log_softmax",
                          const LayoutHints& h) { return softmax_compute("log_softmax", true, in, a, h); });
 
 // layer_norm over the last axis only: sum and centered sum of squares as lane reductions (vector
-// loops over each row), 1 / sqrt(var + eps) once per row (part "rstd"), then one vector pass
+// loops over each row), 1 / sqrt(var + eps) once per row (part "row.rstd"), then one vector pass
 // (x - mean) * rstd * scale + bias.
 ComputeResult layer_norm_last_axis(const std::vector<Tensor>& in, double eps, const LayoutHints& hints) {
   const Tensor x = in[0], scale = in[1];
@@ -260,11 +264,12 @@ ComputeResult layer_norm_last_axis(const std::vector<Tensor>& in, double eps, co
   const ir::Shape outer(x.shape().begin(), x.shape().end() - 1);
   const int64_t n = x.shape().back(), lanes = hints.vector_lanes_f32;
   const double inv = 1.0 / static_cast<double>(n);
+  ComputeResult r;
   Tensor sum = lane_reduce(
-      outer, n, lanes, ct, Kind::kSum,
+      r, outer, n, lanes, ct, Kind::kSum,
       [&](const std::vector<Expr>& o, const Expr& j) { return cast_to(ct, x(at(o, j))); }, "layer_norm_sum");
   Tensor sq = lane_reduce(
-      outer, n, lanes, ct, Kind::kSum,
+      r, outer, n, lanes, ct, Kind::kSum,
       [&](const std::vector<Expr>& o, const Expr& j) {
         const Expr d = cast_to(ct, x(at(o, j))) - sum(o) * inv;
         return d * d;
@@ -274,10 +279,9 @@ ComputeResult layer_norm_last_axis(const std::vector<Tensor>& in, double eps, co
       outer,
       [&](const std::vector<Var>& o) { return Expr(constant(ct, 1.0)) / tir::sqrt(sq(as_exprs(o)) * inv + eps); },
       "layer_norm_rstd");
-  ComputeResult r;
   r.schedule = ScheduleKind::kReduction;
   r.parts["anchor"] = sq;
-  r.parts["rstd"] = rstd;
+  r.parts["row.rstd"] = rstd;
   r.outputs = {tir::compute(
       x.shape(),
       [&](const std::vector<Var>& i) {

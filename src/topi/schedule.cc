@@ -240,7 +240,11 @@ void apply_schedule(tir::Schedule& s, const ComputeResult& result, const Knobs& 
   switch (result.schedule) {
     case ScheduleKind::kInjective:
     case ScheduleKind::kReduction:
-      schedule_rest(s, result, knobs, {});
+      if (has_row_parts(result)) {
+        schedule_rows(s, result, knobs);
+      } else {
+        schedule_rest(s, result, knobs, {});
+      }
       return;
     case ScheduleKind::kMatmul:
       schedule_matmul(s, result, knobs);

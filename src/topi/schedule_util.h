@@ -25,6 +25,9 @@ void schedule_reduction_stage(tir::Stage st, int64_t vector);
 void schedule_rest(tir::Schedule& s, const ComputeResult& r, const Knobs& k, const std::vector<tir::Tensor>& handled);
 
 void schedule_matmul(tir::Schedule& s, const ComputeResult& r, const Knobs& k);
+// Reductions whose compute names per-row stages "row.<...>" (schedule_rows.cc).
+bool has_row_parts(const ComputeResult& r);
+void schedule_rows(tir::Schedule& s, const ComputeResult& r, const Knobs& k);
 void schedule_conv2d_nchwc(tir::Schedule& s, const ComputeResult& r, const Knobs& k);
 void schedule_depthwise(tir::Schedule& s, const ComputeResult& r, const Knobs& k);
 
