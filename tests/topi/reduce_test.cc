@@ -71,6 +71,12 @@ TEST(TopiReduce, LastAxisRowsAtOddSizes) {
   check_op({"softmax", {tt({1, 4, 3, 129})}, Attrs().set("axis", int64_t{3}), {Dist::uniform(-5, 5)}, kSum});
   check_op({"layer_norm", {tt({19}), tt({1})}, Attrs().set("axis", int64_t{0}).set("epsilon", 1e-2), {}, kSum});
   check_op({"layer_norm", {tt({4, 7, 33}), tt({33})}, Attrs().set("axis", int64_t{2}), {Dist::uniform(10, 12)}, kSum});
+  // Enough rows for the parallel row loop (>= parallel_min elements), and rows longer than the
+  // row schedule's per-row stack buffers (16384: the stages then run at the root).
+  check_op({"softmax", {tt({64, 301})}, Attrs().set("axis", int64_t{1}), {Dist::uniform(-5, 5)}, kSum});
+  check_op({"layer_norm", {tt({3, 64, 257}), tt({257}), tt({257})}, Attrs().set("axis", int64_t{2}), {}, kSum});
+  check_op({"softmax", {tt({2, 16390})}, Attrs().set("axis", int64_t{1}), {Dist::uniform(-5, 5)}, {1e-4, 1e-6}});
+  check_op({"layer_norm", {tt({2, 16390}), tt({16390})}, Attrs().set("axis", int64_t{1}), {}, {1e-4, 1e-4}});
 }
 
 TEST(TopiReduce, MaxPool) {
