@@ -3,19 +3,25 @@
 // only each operator's OpPattern from the registry (never op names). Contract:
 //   - Anchored groups: every call whose pattern is kOutEWiseFusable (conv2d, matmul, gemm, pooling)
 //     or kCommReduce (reductions, global pooling) anchors a group, in topological order. The group
-//     takes (1) its injective producers: an argument computed by an elemwise/broadcast/injective
-//     call, not yet grouped, whose only use is the group, recursively; and (2) its elementwise
-//     consumers: while the group's result has exactly one use and that user is an elemwise or
-//     broadcast call of the same output shape (bias add, residual add, activation, clip, ...), the
-//     user joins and becomes the result. A consumer's other arguments (e.g. the residual) stay
-//     arguments of the fused call.
+//     takes (1) its producers: an argument computed by a call not yet grouped whose only use is the
+//     group, recursively: injective calls only (reshape, transpose, pad: index arithmetic) for a
+//     kOutEWiseFusable anchor, which reads each input element many times, so that an inlined
+//     elementwise producer would be recomputed per output (an elementwise producer becomes its own
+//     kernel or the epilogue of the group before); any elemwise/broadcast/injective call for a
+//     reduction, which reads each input once; and (2) its elementwise consumers: the smallest set
+//     of ungrouped elemwise/broadcast calls of the result's output shape through which every path
+//     from the group's result reaches one node (a post-dominator): a chain (bias add, residual add,
+//     activation, clip, ...) or a diamond (GELU: x * 0.5 * (1 + erf(x / sqrt 2)) where x has two
+//     users); that node becomes the result and the search repeats from it. Consumers' other
+//     arguments (e.g. the residual) stay arguments of the fused call.
 //   - Injective chains: the remaining elemwise/broadcast/injective single-output calls form groups
-//     along single-use edges (a call plus its only user, if that user is one too, and so on).
+//     along single-use edges (a call plus its only user, if that user is one too, and so on), then
+//     take elementwise consumers as in (2).
 //   - Everything else (opaque ops such as softmax and layer_norm, multi-output calls) is a group of
 //     one. So after FuseOps every call at the top level is `fused`; groups of one are kept so that
 //     lowering handles one kind of node.
-//   - Every internal value of a group has exactly one use, inside the group; only the group's
-//     result leaves it. Hence groups are convex (no path leaves a group and comes back) and the
+//   - Every internal value of a group has all its uses inside the group (one, or several in a
+//     diamond); only the group's result leaves it. Hence groups are convex (no path leaves a group and comes back) and the
 //     rewritten graph is acyclic, with the same outputs and values (the reference executor runs the
 //     same reference implementations in the same order).
 //   - Constants with at most 16 elements used by a group are copied into its body; larger ones
@@ -104,27 +110,88 @@ class Partitioner {
     return it->second[0];
   }
 
-  void absorb_producers(int id, const ir::Node& n) {
+  // Producers that join a group: injective calls only when the group's anchor reads its inputs many
+  // times (kOutEWiseFusable: an inlined elementwise producer would be recomputed for every output
+  // it feeds, e.g. a GELU recomputed per matmul output column); any elemwise/broadcast/injective
+  // call otherwise (reductions and injective groups read each input element once).
+  void absorb_producers(int id, const ir::Node& n, bool index_only) {
     for (const auto& a : n.as_call().args()) {
       const ir::Node& p = *a.node;
-      if (!fusable_call(p) || grouped(p) || p.as_call().op().pattern > OpPattern::kInjective) continue;
+      if (!fusable_call(p) || grouped(p)) continue;
+      const OpPattern pattern = p.as_call().op().pattern;
+      if (pattern > OpPattern::kInjective || (index_only && pattern != OpPattern::kInjective)) continue;
       if (only_user(p) != &n) continue;
       add(id, p);
-      absorb_producers(id, p);
+      absorb_producers(id, p, index_only);
+    }
+  }
+
+  // Elementwise consumers of `tail` (a single-output group member whose result would leave the
+  // group): the smallest set R of ungrouped elemwise/broadcast calls with tail's output shape such
+  // that every use of tail and of every member of R except one node `d` is in R, i.e. `d`
+  // post-dominates tail through same-shaped elementwise calls (a chain, or a diamond such as
+  // x * 0.5 * (1 + erf(x / sqrt 2)) where x has two users). Returns R in topological order with
+  // `d` last, or empty when no such node exists within kMaxRegion calls. Visiting the candidates
+  // in topological order makes every producer inside R visited before its user.
+  std::vector<const ir::Node*> elementwise_region(const ir::Node& tail) const {
+    constexpr size_t kMaxRegion = 32;
+    const ir::Shape& shape = tail.output_types()[0].shape;
+    auto by_position = [&](const ir::Node* a, const ir::Node* b) { return position_.at(a) > position_.at(b); };
+    std::vector<const ir::Node*> frontier;  // min-heap on topological position
+    std::unordered_set<const ir::Node*> seen;
+    auto push_users = [&](const ir::Node& n) -> int64_t {
+      auto it = users_.find(&n);
+      if (it == users_.end()) return 0;
+      for (const ir::Node* u : it->second) {
+        if (seen.insert(u).second) {
+          frontier.push_back(u);
+          std::push_heap(frontier.begin(), frontier.end(), by_position);
+        }
+      }
+      return static_cast<int64_t>(it->second.size());
+    };
+    // A graph output among the uses has no user node: such a value cannot be internal.
+    auto has_outer_use = [&](const ir::Node& n) {
+      auto it = users_.find(&n);
+      return uses_.of_node(&n) != (it == users_.end() ? 0 : static_cast<int64_t>(it->second.size()));
+    };
+    if (has_outer_use(tail)) return {};
+    std::unordered_set<const ir::Node*> inside = {&tail};
+    std::vector<const ir::Node*> region;
+    int64_t open = push_users(tail);  // edges from tail or R to calls not yet in R
+    while (!frontier.empty() && region.size() < kMaxRegion) {
+      std::pop_heap(frontier.begin(), frontier.end(), by_position);
+      const ir::Node* n = frontier.back();
+      frontier.pop_back();
+      if (!fusable_call(*n) || grouped(*n) || n->as_call().op().pattern > OpPattern::kBroadcast) return {};
+      if (n->output_types()[0].shape != shape) return {};
+      for (const auto& a : n->as_call().args()) {
+        if (inside.count(a.node.get())) --open;
+      }
+      region.push_back(n);
+      inside.insert(n);
+      if (open == 0) return region;  // every path from tail so far ends in n: n post-dominates
+      if (has_outer_use(*n)) return {};
+      open += push_users(*n);
+    }
+    return {};
+  }
+
+  // Grows the group from its result through elementwise consumers (chains and diamonds).
+  const ir::Node* absorb_consumers(int id, const ir::Node* tail) {
+    for (;;) {
+      std::vector<const ir::Node*> region = elementwise_region(*tail);
+      if (region.empty()) return tail;
+      for (const ir::Node* n : region) add(id, *n);
+      tail = region.back();
     }
   }
 
   void anchor_group(const ir::Node& anchor) {
     const int id = new_group(anchor);
-    absorb_producers(id, anchor);
-    const ir::Node* tail = &anchor;
-    while (const ir::Node* u = only_user(*tail)) {
-      if (!fusable_call(*u) || grouped(*u) || u->as_call().op().pattern > OpPattern::kBroadcast) break;
-      if (u->output_types()[0].shape != tail->output_types()[0].shape) break;
-      add(id, *u);
-      tail = u;
-    }
-    groups_[id].result = tail;
+    const bool reads_many = anchor.as_call().op().pattern == OpPattern::kOutEWiseFusable;
+    absorb_producers(id, anchor, reads_many);
+    groups_[id].result = absorb_consumers(id, &anchor);
   }
 
   void chain_group(const ir::Node& start) {
@@ -135,7 +202,7 @@ class Partitioner {
       add(id, *u);
       tail = u;
     }
-    groups_[id].result = tail;
+    groups_[id].result = absorb_consumers(id, tail);
   }
 
   const ir::Graph& graph_;

@@ -147,5 +147,102 @@ ComputeResult gemm_compute(const std::vector<Tensor>& in, const ir::Attrs& attrs
 }
 KILN_REGISTER_COMPUTE(gemm, "gemm", gemm_compute);
 
+// pack_matmul_b: the panels as a graph op (folded at compile time for constant weights).
+ComputeResult pack_matmul_b_compute(const std::vector<Tensor>& in, const ir::Attrs& attrs,
+                                    const std::vector<ir::TensorType>& out, const LayoutHints&) {
+  const bool tb = attrs.get_int("trans_b") != 0;
+  const Tensor b = in[0];
+  const int64_t K = out[0].shape[1], nb = out[0].shape[2];
+  const int64_t N = tb ? b.shape()[0] : b.shape()[1];
+  return injective_result(pack_b(b, K, N, nb, tb));
+}
+KILN_REGISTER_COMPUTE(pack_matmul_b, "pack_matmul_b", pack_matmul_b_compute);
+
+// A matrix-vector product (M = 1) has one accumulator per panel: a chain of dependent FMAs over
+// all of K. With K split into kSplitK interleaved slices the product is computed as
+// partial[.., s, j] = sum over slice s, which the matmul schedule tiles like kSplitK rows
+// (kSplitK independent accumulators per panel, panels parallel), then summed per column.
+constexpr int64_t kSplitK = 4;
+constexpr int64_t kSplitMinK = 256;
+
+ComputeResult matrix_vector(const Tensor& a, const Tensor& bp, const ir::Shape& oshape, DType dt, DType ct) {
+  const size_t nbatch = oshape.size() - 2;
+  const int64_t K = a.shape().back(), nb = bp.shape()[2];
+  const int64_t slice = (K + kSplitK - 1) / kSplitK;
+  ir::Shape pshape = oshape;
+  pshape[nbatch] = kSplitK;
+  tir::IterVar kr = tir::reduce_axis(slice, "kr");
+  Tensor partial = tir::compute(
+      pshape,
+      [&](const std::vector<Var>& i) {
+        std::vector<Expr> ia(i.begin(), i.begin() + static_cast<long>(nbatch));
+        ia.push_back(Expr(int64_t{0}));
+        const Expr kk = Expr(i[nbatch]) * slice + kr.var();
+        const Expr j = i.back();
+        const Expr safe_k = K % kSplitK == 0 ? kk : tir::min(kk, Expr(K - 1));
+        ia.push_back(safe_k);
+        Expr term = cast_to(ct, a(ia)) * cast_to(ct, bp(tir::floordiv(j, Expr(nb)), safe_k, tir::floormod(j, Expr(nb))));
+        if (K % kSplitK != 0) term = tir::select(kk < Expr(K), term, constant(ct, 0));
+        return tir::sum(term, {kr});
+      },
+      "matmul_acc");
+  tir::IterVar s = tir::reduce_axis(kSplitK, "s");
+  Tensor total = tir::compute(
+      oshape,
+      [&](const std::vector<Var>& i) {
+        std::vector<Expr> idx = as_exprs(i);
+        idx[nbatch] = s.var();
+        return tir::sum(partial(idx), {s});
+      },
+      "matmul_sum");
+  ComputeResult r;
+  r.schedule = ScheduleKind::kMatmul;
+  r.parts["anchor"] = partial;
+  r.layout["n_block"] = nb;
+  if (ct == dt) {
+    r.outputs = {total};
+  } else {
+    r.outputs = {tir::compute(oshape, [&](const std::vector<Var>& i) { return cast_to(dt, total(as_exprs(i))); },
+                              "matmul_packed")};
+  }
+  return r;
+}
+
+// matmul_packed: the blocked product of matmul_compute on panels that are already packed (no
+// pack stage in the kernel); n_block is the panels' width. M = 1: matrix_vector.
+ComputeResult matmul_packed_compute(const std::vector<Tensor>& in, const ir::Attrs&,
+                                    const std::vector<ir::TensorType>& out, const LayoutHints&) {
+  const Tensor a = in[0], bp = in[1];
+  const DType dt = out[0].dtype, ct = compute_dtype(dt);
+  const ir::Shape& oshape = out[0].shape;
+  const size_t nbatch = oshape.size() - 2;
+  const int64_t K = a.shape().back(), nb = bp.shape()[2];
+  const int64_t M = oshape[nbatch];
+  if (M == 1 && K >= kSplitMinK) return matrix_vector(a, bp, oshape, dt, ct);
+  tir::IterVar k = tir::reduce_axis(K, "k");
+  Tensor prod = tir::compute(
+      oshape,
+      [&](const std::vector<Var>& i) {
+        std::vector<Expr> ia(i.begin(), i.begin() + static_cast<long>(nbatch) + 1);
+        ia.push_back(k);
+        const Expr j = i.back();
+        const Expr vb = bp(tir::floordiv(j, Expr(nb)), Expr(k), tir::floormod(j, Expr(nb)));
+        return tir::sum(cast_to(ct, a(ia)) * cast_to(ct, vb), {k});
+      },
+      "matmul_acc");
+  ComputeResult r;
+  r.schedule = ScheduleKind::kMatmul;
+  r.parts["anchor"] = prod;
+  r.layout["n_block"] = nb;
+  if (ct == dt) {
+    r.outputs = {prod};
+  } else {
+    r.outputs = {tir::compute(oshape, [&](const std::vector<Var>& i) { return cast_to(dt, prod(as_exprs(i))); },
+                              "matmul_packed")};
+  }
+  return r;
+}
+KILN_REGISTER_COMPUTE(matmul_packed, "matmul_packed", matmul_packed_compute);
+
 }  // namespace
 }  // namespace kiln::topi

@@ -4,6 +4,7 @@
 // inlines. An empty reduction (a reduced extent of 0) is one compute filling the identity. Sums
 // accumulate in f32 for f32/f16/bf16 (the reference uses double: the difference grows with the
 // reduction length, see tests/topi for the tolerances), i64 for integer means.
+#include <functional>
 #include <limits>
 
 #include "kiln/topi/compute.h"
@@ -131,11 +132,83 @@ std::vector<Expr> without_axis(const std::vector<Var>& i, size_t axis) {
   return idx;
 }
 
+// A reduction along the last axis of rows in two stages so that the long loop runs on vectors:
+// partial[o.., l] = R_{ko} f(o.., ko * lanes + l) (the identity past n), then
+// total[o..] = R_l partial[o.., l]. Both are registered as per-row parts "row.<name>_lanes" and
+// "row.<name>": the row schedule (schedule_rows.cc) computes them inside the loop over rows, `l`
+// innermost and vectorized, so each row is one pass of vector adds/maxes into `lanes` partial
+// results. `f` gets the row index and a column < n.
+Tensor lane_reduce(ComputeResult& r, const ir::Shape& outer, int64_t n, int64_t lanes, DType ct, Kind kind,
+                   const std::function<Expr(const std::vector<Expr>&, const Expr&)>& f, const std::string& name) {
+  const double identity = kind == Kind::kMax ? -std::numeric_limits<double>::infinity() : 0.0;
+  ir::Shape pshape = outer;
+  pshape.push_back(lanes);
+  tir::IterVar ko = tir::reduce_axis((n + lanes - 1) / lanes, "ko");
+  Tensor partial = tir::compute(
+      pshape,
+      [&](const std::vector<Var>& i) {
+        const std::vector<Expr> o(i.begin(), i.end() - 1);
+        const Expr j = Expr(ko.var()) * lanes + i.back();
+        Expr v = n % lanes == 0 ? f(o, j) : tir::select(j < Expr(n), f(o, tir::min(j, Expr(n - 1))), constant(ct, identity));
+        return kind == Kind::kMax ? tir::max_reduce(v, {ko}) : tir::sum(v, {ko});
+      },
+      name + "_lanes");
+  tir::IterVar l = tir::reduce_axis(lanes, "l");
+  Tensor total = tir::compute(
+      outer,
+      [&](const std::vector<Var>& o) {
+        std::vector<Expr> idx = as_exprs(o);
+        idx.push_back(l.var());
+        return kind == Kind::kMax ? tir::max_reduce(partial(idx), {l}) : tir::sum(partial(idx), {l});
+      },
+      name);
+  r.parts["row." + name + "_lanes"] = partial;
+  r.parts["row." + name] = total;
+  return total;
+}
+
+// The row index (all but the last axis) of a full index, and the full index of row o, column j.
+std::vector<Expr> row_of(const std::vector<Var>& i) { return std::vector<Expr>(i.begin(), i.end() - 1); }
+std::vector<Expr> at(const std::vector<Expr>& o, const Expr& j) {
+  std::vector<Expr> idx = o;
+  idx.push_back(j);
+  return idx;
+}
+
+// softmax over the last axis: max and sum of exp as lane reductions (vector loops), exp(x - max)
+// materialized once per row (part "row.exp") and divided by the sum.
+ComputeResult softmax_last_axis(const std::string& op, bool log_form, const Tensor& x, const LayoutHints& hints) {
+  const DType dt = x.dtype(), ct = compute_dtype(dt);
+  const ir::Shape outer(x.shape().begin(), x.shape().end() - 1);
+  const int64_t n = x.shape().back(), lanes = hints.vector_lanes_f32;
+  auto xv = [&](const std::vector<Expr>& o, const Expr& j) { return cast_to(ct, x(at(o, j))); };
+  ComputeResult r;
+  Tensor mx = lane_reduce(r, outer, n, lanes, ct, Kind::kMax, xv, op + "_max");
+  Tensor e = tir::compute(
+      x.shape(), [&](const std::vector<Var>& i) { return tir::exp(cast_to(ct, x(as_exprs(i))) - mx(row_of(i))); },
+      op + "_exp");
+  Tensor sm = lane_reduce(
+      r, outer, n, lanes, ct, Kind::kSum, [&](const std::vector<Expr>& o, const Expr& j) { return e(at(o, j)); },
+      op + "_sum");
+  r.schedule = ScheduleKind::kReduction;
+  r.parts["anchor"] = sm;
+  r.parts["row.exp"] = e;
+  r.outputs = {tir::compute(
+      x.shape(),
+      [&](const std::vector<Var>& i) {
+        const std::vector<Expr> o = row_of(i);
+        return cast_to(dt, log_form ? cast_to(ct, x(as_exprs(i))) - mx(o) - tir::log(sm(o)) : e(as_exprs(i)) / sm(o));
+      },
+      op)};
+  return r;
+}
+
 // softmax / log_softmax over `axis`: m = max x; s = sum exp(x - m); x - m - log s or exp(x - m) / s.
 ComputeResult softmax_compute(const std::string& op, bool log_form, const std::vector<Tensor>& in,
-                              const ir::Attrs& attrs) {
+                              const ir::Attrs& attrs, const LayoutHints& hints) {
   const Tensor x = in[0];
   const size_t axis = static_cast<size_t>(attrs.get_int("axis"));
+  if (axis + 1 == x.shape().size() && x.shape().back() > 0) return softmax_last_axis(op, log_form, x, hints);
   const DType dt = x.dtype(), ct = compute_dtype(dt);
   const int64_t n = x.shape()[axis];
   ir::Shape kept;
@@ -176,21 +249,64 @@ ComputeResult softmax_compute(const std::string& op, bool log_form, const std::v
 
 KILN_REGISTER_COMPUTE(softmax, "softmax",
                       [](const std::vector<Tensor>& in, const ir::Attrs& a, const std::vector<ir::TensorType>&,
-                         const LayoutHints&) { return softmax_compute("softmax", false, in, a); });
+                         const LayoutHints& h) { return softmax_compute("softmax", false, in, a, h); });
 KILN_REGISTER_COMPUTE(log_softmax, "log_softmax",
                       [](const std::vector<Tensor>& in, const ir::Attrs& a, const std::vector<ir::TensorType>&,
-                         const LayoutHints&) { return softmax_compute("log_softmax", true, in, a); });
+                         const LayoutHints& h) { return softmax_compute("log_softmax", true, in, a, h); });
+
+// layer_norm over the last axis only: sum and centered sum of squares as lane reductions (vector
+// loops over each row), 1 / sqrt(var + eps) once per row (part "row.rstd"), then one vector pass
+// (x - mean) * rstd * scale + bias.
+ComputeResult layer_norm_last_axis(const std::vector<Tensor>& in, double eps, const LayoutHints& hints) {
+  const Tensor x = in[0], scale = in[1];
+  const bool has_bias = in.size() > 2;
+  const DType dt = x.dtype(), ct = compute_dtype(dt);
+  const ir::Shape outer(x.shape().begin(), x.shape().end() - 1);
+  const int64_t n = x.shape().back(), lanes = hints.vector_lanes_f32;
+  const double inv = 1.0 / static_cast<double>(n);
+  ComputeResult r;
+  Tensor sum = lane_reduce(
+      r, outer, n, lanes, ct, Kind::kSum,
+      [&](const std::vector<Expr>& o, const Expr& j) { return cast_to(ct, x(at(o, j))); }, "layer_norm_sum");
+  Tensor sq = lane_reduce(
+      r, outer, n, lanes, ct, Kind::kSum,
+      [&](const std::vector<Expr>& o, const Expr& j) {
+        const Expr d = cast_to(ct, x(at(o, j))) - sum(o) * inv;
+        return d * d;
+      },
+      "layer_norm_sqsum");
+  Tensor rstd = tir::compute(
+      outer,
+      [&](const std::vector<Var>& o) { return Expr(constant(ct, 1.0)) / tir::sqrt(sq(as_exprs(o)) * inv + eps); },
+      "layer_norm_rstd");
+  r.schedule = ScheduleKind::kReduction;
+  r.parts["anchor"] = sq;
+  r.parts["row.rstd"] = rstd;
+  r.outputs = {tir::compute(
+      x.shape(),
+      [&](const std::vector<Var>& i) {
+        const std::vector<Expr> o = row_of(i);
+        const std::vector<Var> tail(i.end() - 1, i.end());
+        Expr y = (cast_to(ct, x(as_exprs(i))) - sum(o) * inv) * rstd(o) *
+                 cast_to(ct, scale(broadcast_indices(tail, scale.shape())));
+        if (has_bias) y = y + cast_to(ct, in[2](broadcast_indices(tail, in[2].shape())));
+        return cast_to(dt, y);
+      },
+      "layer_norm")};
+  return r;
+}
 
 // layer_norm over the axes from `axis`: two-pass mean and biased variance, then
 // (x - mean) / sqrt(var + eps) * scale + bias (scale/bias broadcast to x.shape[axis:]).
 ComputeResult layer_norm_compute(const std::vector<Tensor>& in, const ir::Attrs& attrs,
-                                 const std::vector<ir::TensorType>&, const LayoutHints&) {
+                                 const std::vector<ir::TensorType>&, const LayoutHints& hints) {
   const Tensor x = in[0], scale = in[1];
   const bool has_bias = in.size() > 2;
   const size_t axis = static_cast<size_t>(attrs.get_int("axis"));
   const double eps = attrs.get_float("epsilon");
   const DType dt = x.dtype(), ct = compute_dtype(dt);
   const size_t rank = x.shape().size();
+  if (axis + 1 == rank && x.shape().back() > 0) return layer_norm_last_axis(in, eps, hints);
   ir::Shape outer(x.shape().begin(), x.shape().begin() + static_cast<long>(axis));
   ir::Shape inner(x.shape().begin() + static_cast<long>(axis), x.shape().end());
   int64_t count = 1;

@@ -112,12 +112,27 @@ void schedule_injective_stage(Stage st, int64_t vector, int64_t parallel_min) {
   }
 }
 
-void schedule_reduction_stage(Stage st) {
+void schedule_reduction_stage(Stage st, int64_t vector) {
   StageNode* node = st.node();
   const size_t ndata = node->root_axis.size();
   if (ndata == 0) return;
   int64_t numel = 1;
   for (const IterVar& iv : node->root_axis) numel *= extent_of(iv);
+  if (vector > 1 && extent_of(node->root_axis.back()) == vector) {
+    // An innermost data axis of exactly one vector (partial results per lane, e.g. topi's lane
+    // reductions, or an NCHW8c channel block): the reduction loops go outside it and it becomes
+    // one vector accumulator.
+    const IterVar lane = node->root_axis.back();
+    if (ndata >= 2) {
+      IterVar fused = fuse_leading(st, ndata - 1);
+      if (numel / vector > 1) st.parallel(fused);
+    }
+    std::vector<IterVar> order = node->reduce_axis;
+    order.push_back(lane);
+    st.reorder(order);
+    st.vectorize(lane);
+    return;
+  }
   IterVar fused = fuse_leading(st, ndata);
   if (numel > 1) st.parallel(fused);
 }
@@ -130,7 +145,7 @@ void schedule_rest(tir::Schedule& s, const ComputeResult& r, const Knobs& k, con
     const bool reduction = !st.node()->reduce_axis.empty();
     if (st.node()->is_output || is_part(r, t) || reduction) {
       if (reduction) {
-        schedule_reduction_stage(st);
+        schedule_reduction_stage(st, vector);
       } else {
         schedule_injective_stage(st, vector, parallel_min);
       }
@@ -162,7 +177,13 @@ Knobs default_knobs(const ComputeResult& result, const codegen::Target& target) 
         }
       }
       if (hints.num_vector_regs >= 32 && m % 8 == 0) tile_m = 8;
-      k.set("tile_m", std::min<int64_t>(tile_m, m));
+      tile_m = std::min<int64_t>(tile_m, m);
+      k.set("tile_m", tile_m);
+      // Parallel loop over panels of B when there are more of them than row tiles (always for a
+      // matrix-vector product, M = 1): both threads get work and each panel is read once. On the
+      // BERT shapes (M = 128) both orders measured the same (docs/performance.md).
+      const int64_t n = a.shape().back(), nb = k.get("n_block");
+      k.set("panel_outer", (m + tile_m - 1) / tile_m < (n + nb - 1) / nb ? 1 : 0);
       break;
     }
     case ScheduleKind::kConv2dNchwc: {
@@ -203,7 +224,7 @@ Knobs default_knobs(const ComputeResult& result, const codegen::Target& target) 
 
 void apply_schedule(tir::Schedule& s, const ComputeResult& result, const Knobs& knobs) {
   for (const auto& [name, value] : knobs.values()) {
-    if (value < 0 || (value == 0 && name != "rows_outer")) {
+    if (value < 0 || (value == 0 && name != "rows_outer" && name != "panel_outer")) {
       throw UserError(UserErrorKind::kInvalidArgument, "schedule knob '" + name + "'",
                       "is " + std::to_string(value) + ", expected a positive value", "");
     }
@@ -219,7 +240,11 @@ void apply_schedule(tir::Schedule& s, const ComputeResult& result, const Knobs& 
   switch (result.schedule) {
     case ScheduleKind::kInjective:
     case ScheduleKind::kReduction:
-      schedule_rest(s, result, knobs, {});
+      if (has_row_parts(result)) {
+        schedule_rows(s, result, knobs);
+      } else {
+        schedule_rest(s, result, knobs, {});
+      }
       return;
     case ScheduleKind::kMatmul:
       schedule_matmul(s, result, knobs);

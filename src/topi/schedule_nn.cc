@@ -24,23 +24,41 @@ void schedule_pack(tir::Schedule& s, const tir::Tensor& p) {
 }  // namespace
 
 void schedule_matmul(tir::Schedule& s, const ComputeResult& r, const Knobs& k) {
-  const tir::Tensor a = r.parts.at("anchor"), p = r.parts.at("pack_b");
+  const tir::Tensor a = r.parts.at("anchor");
   const int64_t tile_m = k.get("tile_m"), nb = k.get("n_block");
   const size_t nbatch = static_cast<size_t>(a.ndim()) - 2;
-  schedule_pack(s, p);
-  const tir::Tensor al = s.cache_write(a);
-  Stage sa = s[a];
-  auto [io, ii] = sa.split(sa.axis(static_cast<int>(nbatch)), tile_m);
-  auto [jo, ji] = sa.split(sa.axis(static_cast<int>(nbatch) + 1), nb);
-  sa.reorder({io, jo, ii, ji});
-  sa.parallel(fuse_leading(sa, nbatch + 1));
-  sa.vectorize(ji);
+  std::vector<tir::Tensor> handled = {a};
+  if (r.parts.count("pack_b")) {  // absent when B comes packed (matmul_packed)
+    schedule_pack(s, r.parts.at("pack_b"));
+    handled.push_back(r.parts.at("pack_b"));
+  }
+  // The register tile is computed inside the loops of the stage that is written out: the single
+  // output when it has the product's shape (the epilogue -- bias, residual add, activation --
+  // then runs on the tile while it is in registers, its stages inlined), else the product itself
+  // through a local copy.
+  const bool epilogue = r.outputs.size() == 1 && !r.outputs[0].same_as(a) && r.outputs[0].shape() == a.shape();
+  const tir::Tensor out = epilogue ? r.outputs[0] : a;
+  const tir::Tensor al = epilogue ? a : s.cache_write(a);
+  Stage so = s[out];
+  auto [io, ii] = so.split(so.axis(static_cast<int>(nbatch)), tile_m);
+  auto [jo, ji] = so.split(so.axis(static_cast<int>(nbatch) + 1), nb);
+  // panel_outer=1: each packed panel of B (K x nb) stays in cache while every row tile of A
+  // passes; 0: a band of A rows stays while all of B streams.
+  if (k.get("panel_outer") != 0) {
+    so.reorder({jo, io, ii, ji});
+  } else {
+    so.reorder({io, jo, ii, ji});
+  }
+  so.parallel(fuse_leading(so, nbatch + 1));
+  so.vectorize(ji);
   Stage sl = s[al];
-  sl.compute_at(sa, jo);
+  sl.compute_at(so, k.get("panel_outer") != 0 ? io : jo);
   sl.reorder({sl.reduce_axis(0), sl.axis(static_cast<int>(nbatch)), sl.axis(static_cast<int>(nbatch) + 1)});
   sl.unroll(sl.axis(static_cast<int>(nbatch)));
   sl.vectorize(sl.axis(static_cast<int>(nbatch) + 1));
-  schedule_rest(s, r, k, {a, al, p});
+  handled.push_back(al);
+  handled.push_back(out);
+  schedule_rest(s, r, k, handled);
 }
 
 void schedule_conv2d_nchwc(tir::Schedule& s, const ComputeResult& r, const Knobs& k) {

@@ -17,13 +17,17 @@ int64_t extent_of(const tir::IterVar& iv);
 // All data axes fused; split by `vector` (vectorized inner part); the outer part parallel when
 // the stage has at least parallel_min elements. Reduction stages are left alone.
 void schedule_injective_stage(tir::Stage st, int64_t vector, int64_t parallel_min);
-// Data-parallel axes fused and parallel; reduction loops inside.
-void schedule_reduction_stage(tir::Stage st);
+// Data-parallel axes fused and parallel; reduction loops inside. An innermost data axis of
+// exactly `vector` elements stays innermost (inside the reduction loops) and is vectorized.
+void schedule_reduction_stage(tir::Stage st, int64_t vector);
 // Every stage not in `handled`: outputs, named parts and reductions at the root (injective or
 // reduction treatment), other computes inlined.
 void schedule_rest(tir::Schedule& s, const ComputeResult& r, const Knobs& k, const std::vector<tir::Tensor>& handled);
 
 void schedule_matmul(tir::Schedule& s, const ComputeResult& r, const Knobs& k);
+// Reductions whose compute names per-row stages "row.<...>" (schedule_rows.cc).
+bool has_row_parts(const ComputeResult& r);
+void schedule_rows(tir::Schedule& s, const ComputeResult& r, const Knobs& k);
 void schedule_conv2d_nchwc(tir::Schedule& s, const ComputeResult& r, const Knobs& k);
 void schedule_depthwise(tir::Schedule& s, const ComputeResult& r, const Knobs& k);
 

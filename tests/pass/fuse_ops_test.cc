@@ -99,6 +99,75 @@ TEST(FuseOps, InjectiveChainsAndMultiOutputCalls) {
   EXPECT_TRUE(round_trips(after));
 }
 
+TEST(FuseOps, GeluDiamondIsTheMatmulEpilogue) {
+  // h = x W + b has two users (div and the mul): all paths from h meet again at the mul, through
+  // same-shaped elementwise calls only, so the whole GELU joins the first matmul's group. The
+  // second matmul takes its (elementwise) input from that group instead of recomputing it.
+  Graph before = parse_graph(R"(graph(%x: f32[4, 8], %w1: f32[8, 16], %b1: f32[16], %w2: f32[16, 8]) {
+    %sqrt2 = constant [1.41421356] : f32[]
+    %one = constant [1] : f32[]
+    %half = constant [0.5] : f32[]
+    %0 = matmul(%x, %w1) : f32[4, 16]
+    %1 = add(%0, %b1) : f32[4, 16]
+    %2 = div(%1, %sqrt2) : f32[4, 16]
+    %3 = erf(%2) : f32[4, 16]
+    %4 = add(%3, %one) : f32[4, 16]
+    %5 = mul(%1, %4) : f32[4, 16]
+    %6 = mul(%5, %half) : f32[4, 16]
+    %7 = matmul(%6, %w2) : f32[4, 8]
+    %8 = add(%7, %x) : f32[4, 8]
+    return %8 as "y"
+  })");
+  Graph after = run_one("FuseOps", before);
+  EXPECT_EQ(labels(after), (std::vector<std::string>{"matmul_add_div_erf_add_mul_mul", "matmul_add"}));
+  EXPECT_TRUE(same_results(before, after, 0.0));
+  EXPECT_TRUE(round_trips(after));
+}
+
+TEST(FuseOps, DiamondWithAnEscapingBranchStops) {
+  // Near misses of the diamond rule: a branch that leaves through a reduction (%3), a branch of
+  // another shape (%6 broadcasts to [2, 4, 4]): the anchor's group ends at the shared value.
+  Graph before = parse_graph(R"(graph(%x: f32[4, 4], %w: f32[4, 4], %z: f32[2, 4, 4]) {
+    %0 = matmul(%x, %w) : f32[4, 4]
+    %1 = exp(%0) : f32[4, 4]
+    %2 = neg(%0) : f32[4, 4]
+    %3 = reduce_sum(%2, axes=[1], keepdims=1) : f32[4, 1]
+    %4 = add(%1, %3) : f32[4, 4]
+    %5 = matmul(%4, %w) : f32[4, 4]
+    %6 = add(%5, %z) : f32[2, 4, 4]
+    %7 = mul(%5, %5) : f32[4, 4]
+    %8 = add(%6, %7) : f32[2, 4, 4]
+    return %8 as "y"
+  })");
+  Graph after = run_one("FuseOps", before);
+  EXPECT_EQ(labels(after), (std::vector<std::string>{"matmul", "neg_reduce_sum", "exp_add", "matmul", "mul",
+                                                     "add_add"}));
+  EXPECT_TRUE(same_results(before, after, 0.0));
+  EXPECT_TRUE(round_trips(after));
+}
+
+TEST(FuseOps, ElementwiseProducersAreNotInlinedIntoMatmulOrConv) {
+  // relu/tanh feed a matmul and a conv (which read every input element many times): they stay
+  // separate kernels. The transpose (index arithmetic only) is still the matmul's prologue, and a
+  // reduction still takes an elementwise producer (it reads each element once).
+  Graph before = parse_graph(R"(graph(%a: f32[3, 4], %b: f32[4, 3], %x: f32[1, 2, 5, 5], %w: f32[2, 2, 3, 3]) {
+    %0 = relu(%a) : f32[3, 4]
+    %1 = transpose(%b, perm=[1, 0]) : f32[3, 4]
+    %2 = transpose(%1, perm=[1, 0]) : f32[4, 3]
+    %3 = matmul(%0, %2) : f32[3, 3]
+    %4 = tanh(%x) : f32[1, 2, 5, 5]
+    %5 = conv2d(%4, %w, pads=[1, 1, 1, 1]) : f32[1, 2, 5, 5]
+    %6 = exp(%5) : f32[1, 2, 5, 5]
+    %7 = reduce_sum(%6, axes=[2, 3], keepdims=0) : f32[1, 2]
+    return %3 as "m", %7 as "c"
+  })");
+  Graph after = run_one("FuseOps", before);
+  EXPECT_EQ(labels(after), (std::vector<std::string>{"relu", "transpose_transpose_matmul", "tanh", "conv2d_exp",
+                                                     "reduce_sum"}));
+  EXPECT_TRUE(same_results(before, after, 0.0));
+  EXPECT_TRUE(round_trips(after));
+}
+
 TEST(FuseOps, RunningTwiceChangesNothing) {
   NodePtr x = make_input("x", {DType::kF32, {1, 3, 5, 5}});
   Graph before({x}, {make_call("relu", {conv(x->output(), 4, 1)}, {})->output()}, {"y"});

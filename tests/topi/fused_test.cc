@@ -71,6 +71,24 @@ TEST(TopiFused, MatmulBiasSigmoidTwoOutputs) {
               {tt({13, 24}), tt({24, 37}), tt({37})}, {ValueRef::member(2), ValueRef::member(1)}, {1e-4, 1e-4});
 }
 
+// The FFN shape of a transformer: product, bias, then the GELU diamond x * 0.5 * (1 + erf(x / c))
+// (x used twice) as the epilogue of the register tile; with B pre-packed and packed in the kernel,
+// and with M not a multiple of the row tile.
+TEST(TopiFused, MatmulBiasGeluEpilogue) {
+  for (const char* op : {"matmul_packed", "matmul"}) {
+    const bool packed = std::string(op) == "matmul_packed";
+    check_group({{op, {ValueRef::input(0), ValueRef::input(1)}, packed ? Attrs().set("n", int64_t{37}) : Attrs()},
+                 {"add", {ValueRef::member(0), ValueRef::input(2)}, {}},
+                 {"div", {ValueRef::member(1), ValueRef::input(3)}, {}},
+                 {"erf", {ValueRef::member(2)}, {}},
+                 {"add", {ValueRef::member(3), ValueRef::input(4)}, {}},
+                 {"mul", {ValueRef::member(1), ValueRef::member(4)}, {}},
+                 {"mul", {ValueRef::member(5), ValueRef::input(4)}, {}}},
+                {tt({2, 13, 24}), packed ? tt({3, 24, 16}) : tt({24, 37}), tt({37}), tt({}), tt({})},
+                {ValueRef::member(6)}, {1e-4, 1e-4});
+  }
+}
+
 TEST(TopiFused, InjectiveChainAndProducerIntoReduction) {
   check_group({{"transpose", {ValueRef::input(0)}, Attrs().set("perm", Ints{1, 0})},
                {"reshape", {ValueRef::member(0)}, Attrs().set("shape", Ints{7, 2, 13})},

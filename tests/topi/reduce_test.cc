@@ -58,6 +58,27 @@ TEST(TopiReduce, LayerNorm) {
   check_op({"layer_norm", {tt({3, 1000}), tt({1000}), tt({1})}, Attrs().set("axis", int64_t{1}), {}, kSum});
 }
 
+// The last-axis forms run as vector lane reductions: row lengths below, at and around the vector
+// width (tails of every size on AVX2 and AVX-512), rank 1 to 4, and rows far from zero mean.
+TEST(TopiReduce, LastAxisRowsAtOddSizes) {
+  for (int64_t n : {1, 3, 8, 9, 16, 17, 129, 256}) {
+    for (const char* op : {"softmax", "log_softmax"}) {
+      check_op({op, {tt({5, n})}, Attrs().set("axis", int64_t{1}), {Dist::uniform(-5, 5)}, kSum});
+    }
+    check_op({"layer_norm", {tt({2, 3, n}), tt({n}), tt({n})}, Attrs().set("axis", int64_t{2}), {}, kSum});
+  }
+  check_op({"softmax", {tt({37})}, Attrs().set("axis", int64_t{0}), {Dist::uniform(-5, 5)}, kSum});
+  check_op({"softmax", {tt({1, 4, 3, 129})}, Attrs().set("axis", int64_t{3}), {Dist::uniform(-5, 5)}, kSum});
+  check_op({"layer_norm", {tt({19}), tt({1})}, Attrs().set("axis", int64_t{0}).set("epsilon", 1e-2), {}, kSum});
+  check_op({"layer_norm", {tt({4, 7, 33}), tt({33})}, Attrs().set("axis", int64_t{2}), {Dist::uniform(10, 12)}, kSum});
+  // Enough rows for the parallel row loop (>= parallel_min elements), and rows longer than the
+  // row schedule's per-row stack buffers (16384: the stages then run at the root).
+  check_op({"softmax", {tt({64, 301})}, Attrs().set("axis", int64_t{1}), {Dist::uniform(-5, 5)}, kSum});
+  check_op({"layer_norm", {tt({3, 64, 257}), tt({257}), tt({257})}, Attrs().set("axis", int64_t{2}), {}, kSum});
+  check_op({"softmax", {tt({2, 16390})}, Attrs().set("axis", int64_t{1}), {Dist::uniform(-5, 5)}, {1e-4, 1e-6}});
+  check_op({"layer_norm", {tt({2, 16390}), tt({16390})}, Attrs().set("axis", int64_t{1}), {}, {1e-4, 1e-4}});
+}
+
 TEST(TopiReduce, MaxPool) {
   check_op({"max_pool2d", {tt({1, 3, 13, 13})}, Attrs().set("kernel", Ints{3, 3}).set("strides", Ints{2, 2}), {}, {0, 0}});
   check_op({"max_pool2d", {tt({2, 5, 13, 7})},

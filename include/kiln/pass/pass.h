@@ -13,8 +13,9 @@
 // after a named pass (or all) to a stream. Opt levels (docs/passes.md):
 //   O0: nothing (types are inferred when nodes are built: make_call runs each op's inference).
 //   O1: SimplifyInference, FoldConstant, DeadCodeElimination.
-//   O2: O1 + EliminateCommonSubexpr, then FuseOps.
-//   O3: O2 with AlterOpLayout (+ FoldConstant to pre-transform the weights, CSE, DCE) before FuseOps.
+//   O2: O1 + EliminateCommonSubexpr and FuseLayerNorm (after CSE, before DCE), then FuseOps.
+//   O3: O2 with AlterOpLayout and PackMatmulWeights (+ FoldConstant to pre-transform the weights,
+//       CSE, DCE) before FuseOps.
 #ifndef KILN_PASS_PASS_H_
 #define KILN_PASS_PASS_H_
 
@@ -82,6 +83,8 @@ std::unique_ptr<Pass> make_eliminate_common_subexpr();
 std::unique_ptr<Pass> make_dead_code_elimination();
 std::unique_ptr<Pass> make_fuse_ops();
 std::unique_ptr<Pass> make_alter_op_layout();
+std::unique_ptr<Pass> make_fuse_layer_norm();
+std::unique_ptr<Pass> make_pack_matmul_weights();
 
 // A pass by name ("FoldConstant", ...); UserError(kNotFound) listing the names otherwise.
 std::unique_ptr<Pass> make_pass(const std::string& name);

@@ -30,7 +30,7 @@ namespace kiln::topi {
 enum class ScheduleKind : uint8_t {
   kInjective,   // every output element independent, no reduction: fuse, vectorize, parallelize
   kReduction,   // one or more reduction stages (reduce_*, softmax, layer_norm, pooling, generic conv)
-  kMatmul,      // parts: "anchor" (the [.., M, N] product, reduction over K), "pack_b" (panels of B)
+  kMatmul,      // parts: "anchor" (the [.., M, N] product, reduction over K), optional "pack_b" (panels of B packed in the kernel)
   kConv2dNchwc, // parts: "anchor" (blocked output), "pack_w" (packed weights), optional "pad"
   kDepthwise,   // parts: "anchor" (depthwise conv, NCHW), optional "pad"
 };

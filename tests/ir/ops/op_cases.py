@@ -429,6 +429,23 @@ def build_cases():
                     pads=(1, 0, 0, 0))
     conv_nchwc_case("conv2d_nchwc_depthwise", (1, 8, 6, 6), (8, 1, 3, 3), 4, 1, 4, groups=8, pads=(1, 1, 1, 1))
 
+    # ---- pre-packed matrix products (PackMatmulWeights): panels [ceil(N/nb), K, nb], 0 past N ----
+    def pack_b(b, nb):  # [K, N] -> [ceil(N/nb), K, nb]
+        k, n = b.shape
+        panels = -(-n // nb)
+        padded = np.zeros((k, panels * nb), dtype=b.dtype)
+        padded[:, :n] = b
+        return np.ascontiguousarray(padded.reshape(k, panels, nb).transpose(1, 0, 2))
+
+    bw = rand(13, 37)
+    case("pack_matmul_b_padded", "pack_matmul_b", [bw], [pack_b(bw, 16)], {"n_block": 16}, rtol=0, atol=0)
+    case("pack_matmul_b_trans", "pack_matmul_b", [np.ascontiguousarray(bw.T)], [pack_b(bw, 8)],
+         {"n_block": 8, "trans_b": 1}, rtol=0, atol=0)
+    for name, ashape in (("matmul_packed_2d", (7, 13)), ("matmul_packed_batch", (2, 3, 13))):
+        ma = rand(*ashape)
+        y = np.matmul(ma.astype(np.float64), bw.astype(np.float64)).astype(np.float32)
+        case(name, "matmul_packed", [ma, pack_b(bw, 16)], [y], {"n": 37}, rtol=1e-5, atol=1e-5)
+
     xf = rand(2, 3)
     case("fused_relu_neg_add", "fused", [xf, rand(2, 3)], None, {
         "body": 'graph(%p0: f32[2, 3], %p1: f32[2, 3]) { %0 = relu(%p0) : f32[2, 3] %1 = neg(%0) : f32[2, 3] '

@@ -263,6 +263,8 @@ TEST(OpRegistryContents, EveryOperatorIsComplete) {
       // Blocked layouts and fused groups (graph passes: docs/passes.md).
       {"layout_transform", OpPattern::kInjective}, {"conv2d_nchwc", OpPattern::kOutEWiseFusable},
       {"fused", OpPattern::kOpaque},
+      // Pre-packed matrix products (PackMatmulWeights).
+      {"pack_matmul_b", OpPattern::kInjective}, {"matmul_packed", OpPattern::kOutEWiseFusable},
   };
   for (const auto& [name, pattern] : contract) {
     const OpDef* op = OpRegistry::global().find(name);

@@ -150,7 +150,7 @@ TEST(OpNumpy, BinaryBroadcast) { run_cases({"add", "sub", "mul", "div", "pow", "
 TEST(OpNumpy, Cast) { run_cases({"cast"}); }
 TEST(OpNumpy, Conv2d) { run_cases({"conv2d"}); }
 TEST(OpNumpy, Pooling) { run_cases({"max_pool2d", "avg_pool2d", "global_avg_pool", "global_max_pool"}); }
-TEST(OpNumpy, MatmulGemm) { run_cases({"matmul", "gemm"}); }
+TEST(OpNumpy, MatmulGemm) { run_cases({"matmul", "gemm", "pack_matmul_b", "matmul_packed"}); }
 TEST(OpNumpy, Reduce) { run_cases({"reduce_sum", "reduce_mean", "reduce_max"}); }
 TEST(OpNumpy, SoftmaxNorms) { run_cases({"softmax", "log_softmax", "layer_norm", "batch_norm"}); }
 TEST(OpNumpy, ShapeOps) {

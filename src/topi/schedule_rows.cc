@@ -1,0 +1,74 @@
+// Row schedule of the last-axis normalizations (softmax, log_softmax, layer_norm; reduce.cc):
+// one parallel loop over rows, and inside each row every stage the compute named "row.<...>"
+// (lane-reduction partials and totals, exp(x - max), 1 / sqrt(var + eps)) computed for that row
+// only, then the row's output in vectors. So a normalization is one pass over the rows with one
+// fork/join, and each row stays in L1 between its reductions and its output.
+#include "kiln/support/error.h"
+#include "topi/schedule_util.h"
+
+namespace kiln::topi {
+
+using tir::IterVar;
+using tir::Stage;
+
+namespace {
+
+constexpr int64_t kMaxRowElements = 16384;  // per-row buffers live on the stack
+
+bool is_row_part(const std::string& name) { return name.rfind("row.", 0) == 0; }
+
+}  // namespace
+
+bool has_row_parts(const ComputeResult& r) {
+  for (const auto& [name, t] : r.parts) {
+    if (is_row_part(name)) return true;
+  }
+  return false;
+}
+
+void schedule_rows(tir::Schedule& s, const ComputeResult& r, const Knobs& k) {
+  const int64_t vector = k.get("vector"), parallel_min = k.get("parallel_min");
+  const bool usable = r.outputs.size() == 1 && r.outputs[0].ndim() >= 2 && r.outputs[0].shape().back() <= kMaxRowElements;
+  if (!usable) {
+    schedule_rest(s, r, k, {});
+    return;
+  }
+  const tir::Tensor out = r.outputs[0];
+  Stage so = s[out];
+  const size_t rank = static_cast<size_t>(out.ndim());
+  int64_t numel = 1;
+  for (int64_t d : out.shape()) numel *= d;
+  const IterVar row = fuse_leading(so, rank - 1);
+  const int64_t n = out.shape().back();
+  if (vector > 1 && n >= vector) {
+    const IterVar last = so.leaf_axes().back();  // a copy: split rewrites the leaf list
+    auto [vo, vi] = so.split(last, vector);
+    so.vectorize(vi);
+  }
+  if (numel >= parallel_min) so.parallel(row);
+  std::vector<tir::Tensor> handled = {out};
+  for (const auto& [name, t] : r.parts) {
+    if (!is_row_part(name)) continue;
+    handled.push_back(t);
+    Stage st = s[t];
+    st.compute_at(so, row);
+    tir::StageNode* node = st.node();
+    const size_t ndata = node->root_axis.size();
+    const IterVar last = ndata > 0 ? node->root_axis.back() : IterVar();
+    const int64_t inner = ndata > 0 ? extent_of(last) : 0;
+    if (!node->reduce_axis.empty()) {
+      if (vector > 1 && inner == vector) {  // lane partials: reduction outside, lanes in a vector
+        std::vector<IterVar> order = node->reduce_axis;
+        order.push_back(last);
+        st.reorder(order);
+        st.vectorize(last);
+      }
+    } else if (vector > 1 && ndata >= 1 && inner >= vector && inner == n) {  // a row of values
+      auto [vo, vi] = st.split(last, vector);
+      st.vectorize(vi);
+    }
+  }
+  schedule_rest(s, r, k, handled);
+}
+
+}  // namespace kiln::topi
