@@ -102,7 +102,9 @@ ComputeResult conv2d_nchwc_compute(const std::vector<Tensor>& in, const ir::Attr
     return r;
   }
   const ir::TensorType nchw{dt, {os[0], os[1] * ob, os[2], os[3]}};
-  ComputeResult r = conv2d_nchwc(x4, w, p, nchw, ob);
+  // Input blocked as the weights expect (AlterOpLayout makes ib = the input's block): read as it
+  // is; another blocking goes through the NCHW view.
+  ComputeResult r = w.shape()[4] == xblock ? conv2d_nchwc_blocked(xb, w, p, nchw, ob) : conv2d_nchwc(x4, w, p, nchw, ob);
   if (in.size() > 2) {
     const Tensor acc = r.parts.at("anchor");
     const Tensor bias = in[2];

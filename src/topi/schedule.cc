@@ -140,6 +140,39 @@ void schedule_rest(tir::Schedule& s, const ComputeResult& r, const Knobs& k, con
   }
 }
 
+ConvTile conv2d_register_tile(int64_t oc_blocks, int64_t out_width, int64_t vectors_per_block, int num_vector_regs) {
+  // Cycles of one reduction step of a tile of o blocks x t columns: the FMAs (2 units), the
+  // latency of one accumulator's chain (4 cycles: fewer than 8 accumulators leave the units
+  // idle) and the loads (t broadcasts + the weight vectors, 2 per cycle). A row of out_width
+  // columns is full tiles plus a shorter tail; the tile with the best useful-FMA rate over the
+  // row wins, ties going to more accumulators. Registers: accumulators + weight vectors + 3 (a
+  // broadcast and what LLVM keeps for the loads; 12 + 2 + 1 spilled in measurements on Zen 3).
+  auto cycles = [&](int64_t o, int64_t t) {
+    const double fma = static_cast<double>(o * t * vectors_per_block);
+    return std::max({fma / 2.0, 4.0, static_cast<double>(t + o * vectors_per_block) / 2.0});
+  };
+  ConvTile best;
+  double best_rate = -1;
+  int64_t best_acc = 0;
+  for (int64_t o : {1, 2, 4}) {
+    if (oc_blocks % o != 0) continue;
+    const int64_t wvecs = o * vectors_per_block;
+    for (int64_t t = 1; t <= out_width; ++t) {
+      const int64_t acc = o * t * vectors_per_block;
+      if (acc + wvecs + 3 > num_vector_regs) break;
+      const int64_t full = out_width / t, tail = out_width % t;
+      const double total = static_cast<double>(full) * cycles(o, t) + (tail ? cycles(o, tail) : 0.0);
+      const double rate = static_cast<double>(o * out_width * vectors_per_block) / 2.0 / total;
+      if (rate > best_rate + 1e-9 || (rate > best_rate - 1e-9 && acc > best_acc)) {
+        best = {o, t};
+        best_rate = rate;
+        best_acc = acc;
+      }
+    }
+  }
+  return best;
+}
+
 Knobs default_knobs(const ComputeResult& result, const codegen::Target& target) {
   KILN_ICHECK(!result.outputs.empty()) << "compute without outputs";
   const LayoutHints hints = layout_hints(target);
@@ -167,17 +200,11 @@ Knobs default_knobs(const ComputeResult& result, const codegen::Target& target) 
     }
     case ScheduleKind::kConv2dNchwc: {
       const tir::Tensor a = result.parts.at("anchor");
-      const int64_t ow = a.shape()[3], ob = a.shape()[4];
-      // Register tile: tile_ow x (ob / lanes) accumulators, leaving registers for the weight
-      // vectors and one broadcast input: 6 x 2 vectors on AVX2 (12 accumulators cover 2 FMA units
-      // x 4 cycles latency with room), 14 x 2 on AVX-512. An exact divisor of the width within
-      // 3/4 of that is preferred; otherwise the last tile is shorter (partition_tails).
-      const int64_t vecs = std::max<int64_t>(1, ob / hints.vector_lanes_f32);
-      const int64_t cap = std::max<int64_t>(1, std::min<int64_t>(12, (hints.num_vector_regs - 4) / vecs));
-      int64_t tile = std::min(ow, cap);
-      const int64_t divisor = largest_divisor(ow, cap);
-      if (divisor * 4 >= cap * 3) tile = divisor;
-      k.set("tile_ow", std::max<int64_t>(1, tile));
+      const int64_t ow = a.shape()[3], ob = a.shape()[4], mb = a.shape()[1];
+      const ConvTile tile = conv2d_register_tile(mb, ow, std::max<int64_t>(1, ob / hints.vector_lanes_f32),
+                                                 hints.num_vector_regs);
+      k.set("tile_ow", tile.tile_ow);
+      k.set("oc_tile", tile.oc_tile);
       // Loop order of the parallel outer loops: (n, oh, oc-chunk) with rows_outer=1 keeps a band
       // of packed input rows cached while every chunk of the (sequentially streamed) weights uses
       // it; rows_outer=0 keeps one chunk's weights cached and streams the input per chunk.

@@ -24,6 +24,9 @@ void schedule_reduction_stage(tir::Stage st);
 void schedule_rest(tir::Schedule& s, const ComputeResult& r, const Knobs& k, const std::vector<tir::Tensor>& handled);
 
 void schedule_matmul(tir::Schedule& s, const ComputeResult& r, const Knobs& k);
+// True when `out` reads `anchor` only elementwise: `out` and every compute between them have
+// the anchor's shape and read their producer on that path at exactly their own axes.
+bool is_elementwise_chain(const tir::Tensor& out, const tir::Tensor& anchor);
 void schedule_conv2d_nchwc(tir::Schedule& s, const ComputeResult& r, const Knobs& k);
 void schedule_depthwise(tir::Schedule& s, const ComputeResult& r, const Knobs& k);
 

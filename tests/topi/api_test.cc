@@ -84,7 +84,8 @@ TEST(TopiApi, DefaultKnobsFollowTheTarget) {
   EXPECT_EQ(default_knobs(r5, avx512).get("n_block"), 64);  // four zmm per tile row
   EXPECT_EQ(default_knobs(r2, avx2).get("tile_m"), 4);
   EXPECT_EQ(default_knobs(r5, avx512).get("tile_m"), 8);
-  // conv2d 3x3 64->64 on 56x56: two-vector oc block and a 6-column tile on AVX2.
+  // conv2d 3x3 64->64 on 56x56 (NCHW op): two-vector oc block, a 1 x 4-column register tile of
+  // 2 vectors on AVX2 (14 full tiles per row), 2 x 13 columns of one zmm on AVX-512.
   tir::Tensor x = tir::placeholder({1, 64, 56, 56}, DType::kF32, "x");
   tir::Tensor w = tir::placeholder({64, 64, 3, 3}, DType::kF32, "w");
   const Attrs pads = Attrs().set("pads", Ints{1, 1, 1, 1});
@@ -92,9 +93,39 @@ TEST(TopiApi, DefaultKnobsFollowTheTarget) {
   const Knobs kc = default_knobs(c2, avx2);
   EXPECT_EQ(kc.get("oc_block"), 16);
   EXPECT_EQ(kc.get("ic_block"), 8);
-  EXPECT_EQ(kc.get("tile_ow"), 6);  // 6 x 2 vectors; the last of 10 tiles is 2 wide
   EXPECT_EQ(c2.schedule, ScheduleKind::kConv2dNchwc);
-  EXPECT_EQ(kc.to_string(), "ic_block=8 oc_block=16 parallel_min=16384 rows_outer=1 tile_ow=6 vector=8");
+  EXPECT_EQ(kc.to_string(), "ic_block=8 oc_block=16 oc_tile=1 parallel_min=16384 rows_outer=1 tile_ow=4 vector=8");
+  const ComputeResult c5 = compute_op("conv2d", {x, w}, pads, layout_hints(avx512));
+  const Knobs k5 = default_knobs(c5, avx512);
+  EXPECT_EQ(k5.get("oc_block"), 32);
+  EXPECT_EQ(k5.get("ic_block"), 16);
+}
+
+// The register tile rule on both register files, at ResNet-50's widths (one vector per block,
+// as AlterOpLayout blocks by the vector width): accumulators + weights + 3 fit the registers and
+// the row splits into tiles without a short, latency-bound tail where a better split exists.
+TEST(TopiApi, ConvRegisterTileFitsTheTarget) {
+  struct Case {
+    int64_t oc_blocks, width;
+    int regs;
+    int64_t oc_tile, tile_ow;
+  };
+  const Case cases[] = {
+      // AVX2, 16 ymm: 2 x 4 (8 accumulators, 14 / 28 / 7 full tiles) where 4 divides the
+      // width, 2 x 5 on 14 (5 + 5 + 4), 2 x 4 on 7 (4 + 3: both tiles at the latency bound).
+      {8, 56, 16, 2, 4},  {8, 112, 16, 2, 4}, {16, 28, 16, 2, 4}, {32, 14, 16, 2, 5}, {64, 7, 16, 2, 4},
+      // An odd number of channel blocks: one block, up to 12 columns (16 - 1 - 3).
+      {3, 56, 16, 1, 12}, {1, 13, 16, 1, 7},
+      // AVX-512, 32 zmm: up to 26 accumulators (2 x 13 on 56 = 4 x 13 + 4; 4 x 6 on 14).
+      {4, 56, 32, 2, 13}, {4, 28, 32, 2, 12}, {64, 14, 32, 4, 6}, {64, 7, 32, 4, 5},
+  };
+  for (const Case& c : cases) {
+    const ConvTile t = conv2d_register_tile(c.oc_blocks, c.width, 1, c.regs);
+    EXPECT_EQ(t.oc_tile, c.oc_tile) << c.oc_blocks << " blocks, width " << c.width << ", " << c.regs << " regs";
+    EXPECT_EQ(t.tile_ow, c.tile_ow) << c.oc_blocks << " blocks, width " << c.width << ", " << c.regs << " regs";
+    EXPECT_LE(t.oc_tile * t.tile_ow + t.oc_tile + 3, c.regs);
+    EXPECT_EQ(c.oc_blocks % t.oc_tile, 0);
+  }
 }
 
 TEST(TopiApi, InjectiveTemplateVectorizesWithTail) {

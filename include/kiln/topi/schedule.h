@@ -57,6 +57,14 @@ LayoutHints layout_hints(const codegen::Target& target);
 // The template's knobs with their default values for this compute on this target.
 Knobs default_knobs(const ComputeResult& result, const codegen::Target& target);
 
+// The conv2d_nchwc register tile (knobs oc_tile, tile_ow) for an output of `oc_blocks` channel
+// blocks of `vectors_per_block` vectors each and `out_width` columns on a target with
+// `num_vector_regs` vector registers.
+struct ConvTile {
+  int64_t oc_tile = 1, tile_ow = 1;
+};
+ConvTile conv2d_register_tile(int64_t oc_blocks, int64_t out_width, int64_t vectors_per_block, int num_vector_regs);
+
 // Applies the template of `result.schedule` to `s` (a Schedule of result.outputs) with `knobs`
 // (missing knobs are a UserError naming them; values are checked: positive, dividing where the
 // layout requires it).
