@@ -17,9 +17,10 @@
 //               parallel; injective stages inlined.
 //   matmul      packed B panels of "n_block" columns; C tiles "tile_m" x "n_block" accumulated in
 //               registers (cache_write), k outermost in the tile, rows parallel.
-//   conv2d_nchwc  output channels blocked by "oc_block" (packed weights [M/ob, C, kh, kw, ob]),
-//               register tile "tile_ow" output columns x oc_block, reduction (c, kh, kw) outside
-//               the tile, (n, oc-chunk, oh) parallel.
+//   conv2d_nchwc  output channels blocked by "oc_block" (packed weights [M/ob, C/ib, kh, kw, ib, ob]),
+//               register tile "oc_tile" blocks x "tile_ow" output columns (conv2d_register_tile),
+//               reduction (c, kh, kw) outside the tile, (n, oh, oc-tile) parallel ("rows_outer"); an
+//               elementwise epilogue of the anchor's shape is applied to the tile as it is written.
 //   depthwise   per (n, c) plane parallel, output rows vectorized by "vector" with kh/kw outside.
 #ifndef KILN_TOPI_SCHEDULE_H_
 #define KILN_TOPI_SCHEDULE_H_
