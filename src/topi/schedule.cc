@@ -140,33 +140,51 @@ void schedule_rest(tir::Schedule& s, const ComputeResult& r, const Knobs& k, con
   }
 }
 
-ConvTile conv2d_register_tile(int64_t oc_blocks, int64_t out_width, int64_t vectors_per_block, int num_vector_regs) {
-  // Cycles of one reduction step of a tile of o blocks x t columns: the FMAs (2 units), the
-  // latency of one accumulator's chain (4 cycles: fewer than 8 accumulators leave the units
-  // idle) and the loads (t broadcasts + the weight vectors, 2 per cycle). A row of out_width
-  // columns is full tiles plus a shorter tail; the tile with the best useful-FMA rate over the
-  // row wins, ties going to more accumulators. Registers: accumulators + weight vectors + 3 (a
-  // broadcast and what LLVM keeps for the loads; 12 + 2 + 1 spilled in measurements on Zen 3).
-  auto cycles = [&](int64_t o, int64_t t) {
-    const double fma = static_cast<double>(o * t * vectors_per_block);
-    return std::max({fma / 2.0, 4.0, static_cast<double>(t + o * vectors_per_block) / 2.0});
+ConvTile conv2d_register_tile(const ConvTileShape& shape, int num_vector_regs) {
+  const int64_t v = shape.vectors_per_block;
+  // Cycles of one reduction step of a tile of o blocks x r rows x t columns: the FMAs (2 units),
+  // the latency of one accumulator's chain (4 cycles: fewer than 8 accumulators leave the units
+  // idle) and the loads (r * t broadcasts + the weight vectors, 2 per cycle). The output splits
+  // into full tiles plus shorter tails in rows and columns; the tile with the best useful-FMA
+  // rate wins, ties going to more accumulators, then to wider tiles.
+  auto cycles = [&](int64_t o, int64_t r, int64_t t) {
+    const double fma = static_cast<double>(o * r * t * v);
+    return std::max({fma / 2.0, 4.0, static_cast<double>(r * t + o * v) / 2.0});
   };
+  auto rate = [&](int64_t o, int64_t r, int64_t t) {
+    double total = 0;
+    for (const auto& [rows, nrow] : {std::pair{r, shape.out_height / r}, std::pair{shape.out_height % r, int64_t{1}}}) {
+      if (rows == 0 || nrow == 0) continue;
+      for (const auto& [cols, ncol] : {std::pair{t, shape.out_width / t}, std::pair{shape.out_width % t, int64_t{1}}}) {
+        if (cols == 0 || ncol == 0) continue;
+        total += static_cast<double>(nrow * ncol) * cycles(o, rows, cols);
+      }
+    }
+    return static_cast<double>(o * shape.out_height * shape.out_width * v) / 2.0 / total;
+  };
+  // Registers: accumulators + weight vectors + 3 (a broadcast and what LLVM keeps for the loads:
+  // 12 + 2 + 1 spilled in measurements on Zen 3). A weight panel of o blocks (the weights one
+  // tile reads over the whole reduction) above 256 KiB (half of a 512 KiB L2) is re-streamed from
+  // L3 for every tile: then one block per tile, with up to registers - 2 accumulators over
+  // several rows (one weight vector, usable as an FMA memory operand), halves those passes.
+  constexpr int64_t kPanelLimit = 256 << 10;
+  const bool big_panel = 2 * shape.weight_block_bytes > kPanelLimit;
   ConvTile best;
   double best_rate = -1;
   int64_t best_acc = 0;
   for (int64_t o : {1, 2, 4}) {
-    if (oc_blocks % o != 0) continue;
-    const int64_t wvecs = o * vectors_per_block;
-    for (int64_t t = 1; t <= out_width; ++t) {
-      const int64_t acc = o * t * vectors_per_block;
-      if (acc + wvecs + 3 > num_vector_regs) break;
-      const int64_t full = out_width / t, tail = out_width % t;
-      const double total = static_cast<double>(full) * cycles(o, t) + (tail ? cycles(o, tail) : 0.0);
-      const double rate = static_cast<double>(o * out_width * vectors_per_block) / 2.0 / total;
-      if (rate > best_rate + 1e-9 || (rate > best_rate - 1e-9 && acc > best_acc)) {
-        best = {o, t};
-        best_rate = rate;
-        best_acc = acc;
+    if (shape.oc_blocks % o != 0 || (o > 1 && o * shape.weight_block_bytes > kPanelLimit)) continue;
+    const int64_t max_acc = big_panel ? num_vector_regs - 2 : num_vector_regs - 3 - o * v;
+    for (int64_t r = 1; r <= (big_panel ? shape.out_height : 1); ++r) {
+      for (int64_t t = 1; t <= shape.out_width; ++t) {
+        const int64_t acc = o * r * t * v;
+        if (acc > max_acc) break;
+        const double x = rate(o, r, t);
+        if (x > best_rate + 1e-9 || (x > best_rate - 1e-9 && acc > best_acc)) {
+          best = {o, r, t};
+          best_rate = x;
+          best_acc = acc;
+        }
       }
     }
   }
@@ -201,8 +219,15 @@ Knobs default_knobs(const ComputeResult& result, const codegen::Target& target) 
     case ScheduleKind::kConv2dNchwc: {
       const tir::Tensor a = result.parts.at("anchor");
       const int64_t ow = a.shape()[3], ob = a.shape()[4], mb = a.shape()[1];
-      const ConvTile tile = conv2d_register_tile(mb, ow, std::max<int64_t>(1, ob / hints.vector_lanes_f32),
-                                                 hints.num_vector_regs);
+      ConvTileShape shape;
+      shape.oc_blocks = mb;
+      shape.out_height = a.shape()[2];
+      shape.out_width = ow;
+      shape.vectors_per_block = std::max<int64_t>(1, ob / hints.vector_lanes_f32);
+      shape.weight_block_bytes = ob * static_cast<int64_t>(ir::dtype_size(a.dtype()));
+      for (const tir::IterVar& r : a.get()->reduce_axis()) shape.weight_block_bytes *= extent_of(r);
+      const ConvTile tile = conv2d_register_tile(shape, hints.num_vector_regs);
+      k.set("tile_oh", tile.tile_oh);
       k.set("tile_ow", tile.tile_ow);
       k.set("oc_tile", tile.oc_tile);
       // Loop order of the parallel outer loops: (n, oh, oc-chunk) with rows_outer=1 keeps a band

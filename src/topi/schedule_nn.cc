@@ -87,6 +87,7 @@ void schedule_matmul(tir::Schedule& s, const ComputeResult& r, const Knobs& k) {
 void schedule_conv2d_nchwc(tir::Schedule& s, const ComputeResult& r, const Knobs& k) {
   const tir::Tensor a = r.parts.at("anchor");
   const int64_t tile_ow = k.get("tile_ow"), oc_tile = k.get("oc_tile");
+  const int64_t tile_oh = k.get("tile_oh");
   const int64_t ob = a.shape()[4];
   std::vector<tir::Tensor> handled = {a};
   for (const char* pack : {"pack_w", "pack_x"}) {
@@ -111,24 +112,27 @@ void schedule_conv2d_nchwc(tir::Schedule& s, const ComputeResult& r, const Knobs
   // Tile: oc_tile channel blocks x tile_ow output columns x ob lanes of accumulators, with the
   // reduction (C-block, kh, kw, c) outside it; (n, oh, oc-tile) or (n, oc-tile, oh) parallel.
   Stage so = s[o];
-  const IterVar oc = so.axis(1), oh = so.axis(2), lanes = so.axis(4);
+  const IterVar oc = so.axis(1), lanes = so.axis(4);
   auto [oco, oci] = so.split(oc, oc_tile);
+  auto [oho, ohi] = so.split(so.axis(2), tile_oh);
   auto [owo, owi] = so.split(so.axis(3), tile_ow);
   if (k.get("rows_outer") != 0) {
-    so.reorder({so.axis(0), oh, oco, owo, oci, owi, lanes});
+    so.reorder({so.axis(0), oho, oco, owo, oci, ohi, owi, lanes});
   } else {
-    so.reorder({so.axis(0), oco, oh, owo, oci, owi, lanes});
+    so.reorder({so.axis(0), oco, oho, owo, oci, ohi, owi, lanes});
   }
   so.parallel(fuse_leading(so, 3));
   // The write-back unrolled too: constant offsets into the accumulator keep it in registers.
   so.unroll(oci);
+  so.unroll(ohi);
   so.unroll(owi);
   if (ob > 1) so.vectorize(lanes);
   Stage sl = s[al];
   sl.compute_at(so, owo);
-  sl.reorder({sl.reduce_axis(0), sl.reduce_axis(1), sl.reduce_axis(2), sl.reduce_axis(3), sl.axis(1), sl.axis(3),
-              sl.axis(4)});
+  sl.reorder({sl.reduce_axis(0), sl.reduce_axis(1), sl.reduce_axis(2), sl.reduce_axis(3), sl.axis(1), sl.axis(2),
+              sl.axis(3), sl.axis(4)});
   sl.unroll(sl.axis(1));
+  sl.unroll(sl.axis(2));
   sl.unroll(sl.axis(3));
   if (ob > 1) sl.vectorize(sl.axis(4));
   schedule_rest(s, r, k, handled);
