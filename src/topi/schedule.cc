@@ -235,10 +235,12 @@ Knobs default_knobs(const ComputeResult& result, const codegen::Target& target) 
       // it; rows_outer=0 keeps one chunk's weights cached and streams the input per chunk.
       // Measured on the ResNet-50 shapes on Zen 3 (docs/performance.md): rows outside wins
       // unless the weights are very large (1x1 1024->2048: 8 MiB streamed per output row), so
-      // the rule is a weight-size threshold; tuners may flip it.
+      // the rule is a weight-size threshold; tuners may flip it. The runtime gives each thread
+      // an equal contiguous chunk of the fused parallel loop, so row tiles with a shorter tail
+      // go inside the channel tiles (every chunk then holds whole columns of row tiles).
       int64_t weight_elems = a.shape()[1] * ob;
       for (const tir::IterVar& r : a.get()->reduce_axis()) weight_elems *= extent_of(r);
-      const bool rows_outer = weight_elems * 4 <= (4 << 20);
+      const bool rows_outer = weight_elems * 4 <= (4 << 20) && a.shape()[2] % tile.tile_oh == 0;
       k.set("rows_outer", rows_outer ? 1 : 0);
       break;
     }
