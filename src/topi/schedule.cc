@@ -163,7 +163,11 @@ ConvTile conv2d_register_tile(const ConvTileShape& shape, int num_vector_regs) {
     return static_cast<double>(o * shape.out_height * shape.out_width * v) / 2.0 / total;
   };
   // Registers: accumulators + weight vectors + 3 (a broadcast and what LLVM keeps for the loads:
-  // 12 + 2 + 1 spilled in measurements on Zen 3). A weight panel of o blocks (the weights one
+  // 12 + 2 + 1 spilled in measurements on Zen 3), and, with several blocks (each broadcast feeds
+  // o FMAs and LLVM loads a step's broadcasts ahead), accumulators + weights + broadcasts <=
+  // registers + 3 (on Zen 3: 10 + 2 + 5 and 12 + 4 + 3 ran at full speed, 12 + 2 + 6 spilled; the
+  // AVX-512 code of 2 x 13 = 26 + 2 + 13 spilled in its inner loop, 2 x 11 and 4 x 6 do not).
+  // A weight panel of o blocks (the weights one
   // tile reads over the whole reduction) above 256 KiB (half of a 512 KiB L2) is re-streamed from
   // L3 for every tile: then one block per tile, with up to registers - 2 accumulators over
   // several rows (one weight vector, usable as an FMA memory operand), halves those passes.
@@ -178,7 +182,7 @@ ConvTile conv2d_register_tile(const ConvTileShape& shape, int num_vector_regs) {
     for (int64_t r = 1; r <= (big_panel ? shape.out_height : 1); ++r) {
       for (int64_t t = 1; t <= shape.out_width; ++t) {
         const int64_t acc = o * r * t * v;
-        if (acc > max_acc) break;
+        if (acc > max_acc || (o > 1 && acc + o * v + r * t > num_vector_regs + 3)) break;
         const double x = rate(o, r, t);
         if (x > best_rate + 1e-9 || (x > best_rate - 1e-9 && acc > best_acc)) {
           best = {o, r, t};

@@ -85,7 +85,7 @@ TEST(TopiApi, DefaultKnobsFollowTheTarget) {
   EXPECT_EQ(default_knobs(r2, avx2).get("tile_m"), 4);
   EXPECT_EQ(default_knobs(r5, avx512).get("tile_m"), 8);
   // conv2d 3x3 64->64 on 56x56 (NCHW op): two-vector oc block, a 1 x 4-column register tile of
-  // 2 vectors on AVX2 (14 full tiles per row), 2 x 13 columns of one zmm on AVX-512.
+  // 2 vectors on AVX2 (14 full tiles per row).
   tir::Tensor x = tir::placeholder({1, 64, 56, 56}, DType::kF32, "x");
   tir::Tensor w = tir::placeholder({64, 64, 3, 3}, DType::kF32, "w");
   const Attrs pads = Attrs().set("pads", Ints{1, 1, 1, 1});
@@ -133,9 +133,9 @@ TEST(TopiApi, ConvRegisterTileFitsTheTarget) {
       {1, 13, 0, 16, 1, 1, 7},
       // 3x3 on 512 channels, 7x7: 288 KiB for two blocks: one block, 2 rows x 7 columns.
       {64, 7, k3x3_512, 16, 1, 2, 7},
-      // AVX-512, 32 zmm: up to 26 accumulators (2 x 13 on 56 = 4 x 13 + 4; 4 x 6 on 14).
-      {4, 56, 0, 32, 2, 1, 13},
-      {4, 28, 0, 32, 2, 1, 12},
+      // AVX-512, 32 zmm: 4 x 6 (24 accumulators + 4 weights + 6 broadcasts; 2 x 13 spilled).
+      {4, 56, 0, 32, 4, 1, 6},
+      {4, 28, 0, 32, 4, 1, 6},
       {64, 14, 0, 32, 4, 1, 6},
       {64, 7, 0, 32, 4, 1, 5},
       {32, 7, 2 * k3x3_512, 32, 1, 4, 7},
