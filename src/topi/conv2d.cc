@@ -1,8 +1,10 @@
 // conv2d (NCHW in and out) in three computes:
 //   - blocked (groups == 1, f32/f64): the output is computed in NCHW[oc_block]c
 //     (anchor[n, M/ob, OH, OW, ob]) from weights packed as [M/ob, C/icb, kh, kw, icb, ob] and the
-//     input packed (and zero-padded) as NCHW[icb]c, then unpacked to NCHW with the bias. The schedule register-tiles tile_ow output
-//     columns x one oc_block vector (conv2d_nchwc template).
+//     input packed (and zero-padded) as NCHW[icb]c, then unpacked to NCHW with the bias. The
+//     schedule register-tiles oc_tile blocks x tile_oh rows x tile_ow columns (conv2d_nchwc
+//     template). conv2d_nchwc_blocked takes an input already in NCHW[icb]c and copies it only to
+//     pad or subsample.
 //   - depthwise (groups == C == M, f32/f64): a per-channel window sum over a padded input.
 //   - generic (any groups, any float type): a plain reduction (correct, not fast).
 // Padding is a separate padded-input stage (zero outside), so the inner loops carry no selects.

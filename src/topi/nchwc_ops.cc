@@ -4,10 +4,12 @@
 //   conv2d_nchwc      x [N, C/xb, H, W, xb], pre-packed w [M/ob, C/ib, kh, kw, ib, ob], bias [M]?
 //                     -> [N, M/ob, OH, OW, ob]: topi's blocked convolution (conv2d_nchwc in nn.h,
 //                     schedule template kConv2dNchwc) with the weights used as given (packed at
-//                     compile time), the input's blocking read through an index map that the
-//                     kernel's own NCHW[ib]c packing stage inlines, and the bias added in the
-//                     output nest. Other groups (depthwise) and dtypes: conv2d's own compute on the unblocked
-//                     input and weights, its output blocked in the output nest.
+//                     compile time), the input read in place when xb == ib (copied only to pad
+//                     or subsample; another blocking goes through an NCHW index map that the
+//                     packing stage inlines), and the bias added in the output nest (applied to
+//                     the register tile with the rest of a fused elementwise epilogue). Other
+//                     groups (depthwise) and dtypes: conv2d's own compute on the unblocked input
+//                     and weights, its output blocked in the output nest.
 // Added by the driver helper so that -O3 can lower; owned by topi.
 #include <map>
 
