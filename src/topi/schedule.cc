@@ -45,14 +45,6 @@ using tir::StageNode;
 
 int element_bits(ir::DType dt) { return dt == ir::DType::kBool ? 8 : static_cast<int>(ir::dtype_size(dt)) * 8; }
 
-// Largest divisor of n that is <= cap (>= 1).
-int64_t largest_divisor(int64_t n, int64_t cap) {
-  for (int64_t t = std::min(cap, n); t > 1; --t) {
-    if (n % t == 0) return t;
-  }
-  return 1;
-}
-
 bool is_part(const ComputeResult& r, const tir::Tensor& t) {
   for (const auto& [name, part] : r.parts) {
     if (part.same_as(t)) return true;
@@ -166,11 +158,11 @@ ConvTile conv2d_register_tile(const ConvTileShape& shape, int num_vector_regs) {
   // 12 + 2 + 1 spilled in measurements on Zen 3), and, with several blocks (each broadcast feeds
   // o FMAs and LLVM loads a step's broadcasts ahead), accumulators + weights + broadcasts <=
   // registers + 3 (on Zen 3: 10 + 2 + 5 and 12 + 4 + 3 ran at full speed, 12 + 2 + 6 spilled; the
-  // AVX-512 code of 2 x 13 = 26 + 2 + 13 spilled in its inner loop, 2 x 11 and 4 x 6 do not).
-  // A weight panel of o blocks (the weights one
-  // tile reads over the whole reduction) above 256 KiB (half of a 512 KiB L2) is re-streamed from
-  // L3 for every tile: then one block per tile, with up to registers - 2 accumulators over
-  // several rows (one weight vector, usable as an FMA memory operand), halves those passes.
+  // AVX-512 code of 2 x 13 = 26 + 2 + 13 spilled in its inner loop, that of 4 x 6 does not).
+  // A weight panel of o blocks (the weights one tile reads over the whole reduction) above
+  // 256 KiB (half of a 512 KiB L2) is re-streamed from L3 for every tile: then one block per
+  // tile, with up to registers - 2 accumulators over several rows (one weight vector, usable as
+  // an FMA memory operand), halves those passes.
   constexpr int64_t kPanelLimit = 256 << 10;
   const bool big_panel = 2 * shape.weight_block_bytes > kPanelLimit;
   ConvTile best;

@@ -109,8 +109,9 @@ void schedule_conv2d_nchwc(tir::Schedule& s, const ComputeResult& r, const Knobs
     s[a].compute_inline();
     handled.push_back(o);
   }
-  // Tile: oc_tile channel blocks x tile_ow output columns x ob lanes of accumulators, with the
-  // reduction (C-block, kh, kw, c) outside it; (n, oh, oc-tile) or (n, oc-tile, oh) parallel.
+  // Tile: oc_tile channel blocks x tile_oh rows x tile_ow columns x ob lanes of accumulators,
+  // with the reduction (C-block, kh, kw, c) outside it; (n, oh-tile, oc-tile) or (n, oc-tile,
+  // oh-tile) fused and parallel.
   Stage so = s[o];
   const IterVar oc = so.axis(1), lanes = so.axis(4);
   auto [oco, oci] = so.split(oc, oc_tile);
