@@ -37,8 +37,9 @@ bool reads(const Expr& body, const OperationNode* op) {
   return f.found;
 }
 
-// True when `body` reads `op` directly or through the computes it reads.
-bool reads_transitively(const Expr& body, const OperationNode* op) {
+// True when `body` reads `op` directly or through the computes it reads, following each compute's
+// stage body in `sched` (after cache_write a stage reads its ".local" copy, not its old inputs).
+bool reads_transitively(const Schedule& sched, const Expr& body, const OperationNode* op) {
   if (reads(body, op)) return true;
   struct Inputs : IRVisitor {
     std::vector<Tensor> tensors;
@@ -49,7 +50,9 @@ bool reads_transitively(const Expr& body, const OperationNode* op) {
   } in;
   in.visit_expr(body);
   for (const Tensor& t : in.tensors) {
-    if (t->kind == OpKind::kCompute && reads_transitively(t->body, op)) return true;
+    if (t->kind != OpKind::kCompute) continue;
+    const StageNode* st = sched.find(t.get());
+    if (reads_transitively(sched, st ? st->body : t->body, op)) return true;
   }
   return false;
 }
@@ -278,7 +281,7 @@ Stage& Stage::compute_at(const Stage& consumer, const IterVar& axis) {
   if (node_->is_output) fail(node_, "compute_at of an output", "outputs are computed at the root");
   if (consumer.node_ == node_) fail(node_, "compute_at itself");
   consumer.check_leaf(axis, "compute_at");
-  if (!reads_transitively(consumer.node_->body, node_->op.get())) {
+  if (!reads_transitively(*sched_, consumer.node_->body, node_->op.get())) {
     fail(node_, "compute_at: stage '" + consumer.name() + "' does not read it",
          "attach a stage inside a stage that uses it");
   }

@@ -1,8 +1,10 @@
 // conv2d (NCHW in and out) in three computes:
 //   - blocked (groups == 1, f32/f64): the output is computed in NCHW[oc_block]c
 //     (anchor[n, M/ob, OH, OW, ob]) from weights packed as [M/ob, C/icb, kh, kw, icb, ob] and the
-//     input packed (and zero-padded) as NCHW[icb]c, then unpacked to NCHW with the bias. The schedule register-tiles tile_ow output
-//     columns x one oc_block vector (conv2d_nchwc template).
+//     input packed (and zero-padded) as NCHW[icb]c, then unpacked to NCHW with the bias. The
+//     schedule register-tiles oc_tile blocks x tile_oh rows x tile_ow columns (conv2d_nchwc
+//     template). conv2d_nchwc_blocked takes an input already in NCHW[icb]c and copies it only to
+//     pad or subsample.
 //   - depthwise (groups == C == M, f32/f64): a per-channel window sum over a padded input.
 //   - generic (any groups, any float type): a plain reduction (correct, not fast).
 // Padding is a separate padded-input stage (zero outside), so the inner loops carry no selects.
@@ -160,27 +162,39 @@ Tensor pack_conv2d_weights(const Tensor& w, int64_t oc_block, int64_t ic_block) 
       "pack_w");
 }
 
-ComputeResult conv2d_nchwc(const Tensor& x, const Tensor& w_packed, const Conv2dParams& p, const ir::TensorType& out,
-                           int64_t oc_block) {
+namespace {
+
+// The blocked convolution on the input `x` (NCHW, or NCHW[icb]c when `blocked`).
+ComputeResult conv2d_nchwc_impl(const Tensor& x, bool blocked, const Tensor& w_packed, const Conv2dParams& p,
+                                const ir::TensorType& out, int64_t oc_block) {
   const ir::Shape& ws = w_packed.shape();
   const int64_t cb = ws[1], kh = ws[2], kw = ws[3], icb = ws[4];
   const int64_t ob = oc_block;
   KILN_ICHECK(ws[5] == ob) << "packed weights' oc block " << ws[5] << " != " << ob;
   const ir::Shape& xs = x.shape();
+  KILN_ICHECK(!blocked || (xs.size() == 5 && xs[1] == cb && xs[4] == icb))
+      << "blocked input of block " << xs.back() << " for weights of input block " << icb;
   // The input in NCHW[icb]c, zero-padded: one stage, so the reduction reads contiguous channel
   // blocks and never tests bounds. A 1x1 kernel without padding reads only every stride-th pixel:
-  // the packed input keeps just those (a quarter of the input at stride 2).
+  // the packed input keeps just those (a quarter of the input at stride 2). An input that is
+  // already blocked, without padding or subsampling, is read as it is (no copy).
   const bool subsample = kh == 1 && kw == 1 && !has_padding(p) && (p.stride_h > 1 || p.stride_w > 1);
   const int64_t sh = subsample ? p.stride_h : 1, sw = subsample ? p.stride_w : 1;
-  const Tensor xp = tir::compute(
-      subsample ? ir::Shape{xs[0], cb, out.shape[2], out.shape[3], icb}
-                : ir::Shape{xs[0], cb, xs[2] + p.pad_top + p.pad_bottom, xs[3] + p.pad_left + p.pad_right, icb},
-      [&](const std::vector<Var>& i) {
-        const std::vector<Expr> idx = {i[0], i[1] * icb + i[4], i[2] * sh - p.pad_top, i[3] * sw - p.pad_left};
-        if (!has_padding(p)) return x(idx);
-        return tir::read_or(x, idx, constant(x.dtype(), 0));
-      },
-      "pack_x", {"n", "cb", "h", "w", "ci"});
+  const bool copy_free = blocked && !subsample && !has_padding(p);
+  const Tensor xp =
+      copy_free ? x
+                : tir::compute(
+                      subsample ? ir::Shape{xs[0], cb, out.shape[2], out.shape[3], icb}
+                                : ir::Shape{xs[0], cb, xs[2] + p.pad_top + p.pad_bottom,
+                                            xs[3] + p.pad_left + p.pad_right, icb},
+                      [&](const std::vector<Var>& i) {
+                        const Expr h = i[2] * sh - p.pad_top, w = i[3] * sw - p.pad_left;
+                        const std::vector<Expr> idx = blocked ? std::vector<Expr>{i[0], i[1], h, w, i[4]}
+                                                              : std::vector<Expr>{i[0], i[1] * icb + i[4], h, w};
+                        if (!has_padding(p)) return x(idx);
+                        return tir::read_or(x, idx, constant(x.dtype(), 0));
+                      },
+                      "pack_x", {"n", "cb", "h", "w", "ci"});
   const int64_t step_h = subsample ? 1 : p.stride_h, step_w = subsample ? 1 : p.stride_w;
   tir::IterVar rco = tir::reduce_axis(cb, "rco"), rh = tir::reduce_axis(kh, "rh"), rw = tir::reduce_axis(kw, "rw"),
                rci = tir::reduce_axis(icb, "rci");
@@ -195,11 +209,23 @@ ComputeResult conv2d_nchwc(const Tensor& x, const Tensor& w_packed, const Conv2d
   ComputeResult r;
   r.schedule = ScheduleKind::kConv2dNchwc;
   r.parts["anchor"] = acc;
-  r.parts["pack_x"] = xp;
+  if (!copy_free) r.parts["pack_x"] = xp;
   r.layout["oc_block"] = ob;
   r.layout["ic_block"] = icb;
   r.outputs = {acc};
   return r;
+}
+
+}  // namespace
+
+ComputeResult conv2d_nchwc(const Tensor& x, const Tensor& w_packed, const Conv2dParams& p, const ir::TensorType& out,
+                           int64_t oc_block) {
+  return conv2d_nchwc_impl(x, false, w_packed, p, out, oc_block);
+}
+
+ComputeResult conv2d_nchwc_blocked(const Tensor& xb, const Tensor& w_packed, const Conv2dParams& p,
+                                   const ir::TensorType& out, int64_t oc_block) {
+  return conv2d_nchwc_impl(xb, true, w_packed, p, out, oc_block);
 }
 
 }  // namespace kiln::topi

@@ -4,10 +4,12 @@
 //   conv2d_nchwc      x [N, C/xb, H, W, xb], pre-packed w [M/ob, C/ib, kh, kw, ib, ob], bias [M]?
 //                     -> [N, M/ob, OH, OW, ob]: topi's blocked convolution (conv2d_nchwc in nn.h,
 //                     schedule template kConv2dNchwc) with the weights used as given (packed at
-//                     compile time), the input's blocking read through an index map that the
-//                     kernel's own NCHW[ib]c packing stage inlines, and the bias added in the
-//                     output nest. Other groups (depthwise) and dtypes: conv2d's own compute on the unblocked
-//                     input and weights, its output blocked in the output nest.
+//                     compile time), the input read in place when xb == ib (copied only to pad
+//                     or subsample; another blocking goes through an NCHW index map that the
+//                     packing stage inlines), and the bias added in the output nest (applied to
+//                     the register tile with the rest of a fused elementwise epilogue). Other
+//                     groups (depthwise) and dtypes: conv2d's own compute on the unblocked input
+//                     and weights, its output blocked in the output nest.
 // Added by the driver helper so that -O3 can lower; owned by topi.
 #include <map>
 
@@ -102,7 +104,9 @@ ComputeResult conv2d_nchwc_compute(const std::vector<Tensor>& in, const ir::Attr
     return r;
   }
   const ir::TensorType nchw{dt, {os[0], os[1] * ob, os[2], os[3]}};
-  ComputeResult r = conv2d_nchwc(x4, w, p, nchw, ob);
+  // Input blocked as the weights expect (AlterOpLayout makes ib = the input's block): read as it
+  // is; another blocking goes through the NCHW view.
+  ComputeResult r = w.shape()[4] == xblock ? conv2d_nchwc_blocked(xb, w, p, nchw, ob) : conv2d_nchwc(x4, w, p, nchw, ob);
   if (in.size() > 2) {
     const Tensor acc = r.parts.at("anchor");
     const Tensor bias = in[2];

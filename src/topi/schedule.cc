@@ -45,14 +45,6 @@ using tir::StageNode;
 
 int element_bits(ir::DType dt) { return dt == ir::DType::kBool ? 8 : static_cast<int>(ir::dtype_size(dt)) * 8; }
 
-// Largest divisor of n that is <= cap (>= 1).
-int64_t largest_divisor(int64_t n, int64_t cap) {
-  for (int64_t t = std::min(cap, n); t > 1; --t) {
-    if (n % t == 0) return t;
-  }
-  return 1;
-}
-
 bool is_part(const ComputeResult& r, const tir::Tensor& t) {
   for (const auto& [name, part] : r.parts) {
     if (part.same_as(t)) return true;
@@ -155,6 +147,61 @@ void schedule_rest(tir::Schedule& s, const ComputeResult& r, const Knobs& k, con
   }
 }
 
+ConvTile conv2d_register_tile(const ConvTileShape& shape, int num_vector_regs) {
+  const int64_t v = shape.vectors_per_block;
+  // Cycles of one reduction step of a tile of o blocks x r rows x t columns: the FMAs (2 units),
+  // the latency of one accumulator's chain (4 cycles: fewer than 8 accumulators leave the units
+  // idle) and the loads (r * t broadcasts + the weight vectors, 2 per cycle). The output splits
+  // into full tiles plus shorter tails in rows and columns; the tile with the best useful-FMA
+  // rate wins, ties going to more accumulators, then to wider tiles.
+  auto cycles = [&](int64_t o, int64_t r, int64_t t) {
+    const double fma = static_cast<double>(o * r * t * v);
+    return std::max({fma / 2.0, 4.0, static_cast<double>(r * t + o * v) / 2.0});
+  };
+  auto rate = [&](int64_t o, int64_t r, int64_t t) {
+    double total = 0;
+    for (const auto& [rows, nrow] : {std::pair{r, shape.out_height / r}, std::pair{shape.out_height % r, int64_t{1}}}) {
+      if (rows == 0 || nrow == 0) continue;
+      for (const auto& [cols, ncol] : {std::pair{t, shape.out_width / t}, std::pair{shape.out_width % t, int64_t{1}}}) {
+        if (cols == 0 || ncol == 0) continue;
+        total += static_cast<double>(nrow * ncol) * cycles(o, rows, cols);
+      }
+    }
+    return static_cast<double>(o * shape.out_height * shape.out_width * v) / 2.0 / total;
+  };
+  // Registers: accumulators + weight vectors + 3 (a broadcast and what LLVM keeps for the loads:
+  // 12 + 2 + 1 spilled in measurements on Zen 3), and, with several blocks (each broadcast feeds
+  // o FMAs and LLVM loads a step's broadcasts ahead), accumulators + weights + broadcasts <=
+  // registers + 3 (on Zen 3: 10 + 2 + 5 and 12 + 4 + 3 ran at full speed, 12 + 2 + 6 spilled; the
+  // AVX-512 code of 2 x 13 = 26 + 2 + 13 spilled in its inner loop, that of 4 x 6 does not).
+  // A weight panel of o blocks (the weights one tile reads over the whole reduction) above
+  // 256 KiB (half of a 512 KiB L2) is re-streamed from L3 for every tile: then one block per
+  // tile, with up to registers - 2 accumulators over several rows (one weight vector, usable as
+  // an FMA memory operand), halves those passes.
+  constexpr int64_t kPanelLimit = 256 << 10;
+  const bool big_panel = 2 * shape.weight_block_bytes > kPanelLimit;
+  ConvTile best;
+  double best_rate = -1;
+  int64_t best_acc = 0;
+  for (int64_t o : {1, 2, 4}) {
+    if (shape.oc_blocks % o != 0 || (o > 1 && o * shape.weight_block_bytes > kPanelLimit)) continue;
+    const int64_t max_acc = big_panel ? num_vector_regs - 2 : num_vector_regs - 3 - o * v;
+    for (int64_t r = 1; r <= (big_panel ? shape.out_height : 1); ++r) {
+      for (int64_t t = 1; t <= shape.out_width; ++t) {
+        const int64_t acc = o * r * t * v;
+        if (acc > max_acc || (o > 1 && acc + o * v + r * t > num_vector_regs + 3)) break;
+        const double x = rate(o, r, t);
+        if (x > best_rate + 1e-9 || (x > best_rate - 1e-9 && acc > best_acc)) {
+          best = {o, r, t};
+          best_rate = x;
+          best_acc = acc;
+        }
+      }
+    }
+  }
+  return best;
+}
+
 Knobs default_knobs(const ComputeResult& result, const codegen::Target& target) {
   KILN_ICHECK(!result.outputs.empty()) << "compute without outputs";
   const LayoutHints hints = layout_hints(target);
@@ -188,26 +235,29 @@ Knobs default_knobs(const ComputeResult& result, const codegen::Target& target) 
     }
     case ScheduleKind::kConv2dNchwc: {
       const tir::Tensor a = result.parts.at("anchor");
-      const int64_t ow = a.shape()[3], ob = a.shape()[4];
-      // Register tile: tile_ow x (ob / lanes) accumulators, leaving registers for the weight
-      // vectors and one broadcast input: 6 x 2 vectors on AVX2 (12 accumulators cover 2 FMA units
-      // x 4 cycles latency with room), 14 x 2 on AVX-512. An exact divisor of the width within
-      // 3/4 of that is preferred; otherwise the last tile is shorter (partition_tails).
-      const int64_t vecs = std::max<int64_t>(1, ob / hints.vector_lanes_f32);
-      const int64_t cap = std::max<int64_t>(1, std::min<int64_t>(12, (hints.num_vector_regs - 4) / vecs));
-      int64_t tile = std::min(ow, cap);
-      const int64_t divisor = largest_divisor(ow, cap);
-      if (divisor * 4 >= cap * 3) tile = divisor;
-      k.set("tile_ow", std::max<int64_t>(1, tile));
+      const int64_t ow = a.shape()[3], ob = a.shape()[4], mb = a.shape()[1];
+      ConvTileShape shape;
+      shape.oc_blocks = mb;
+      shape.out_height = a.shape()[2];
+      shape.out_width = ow;
+      shape.vectors_per_block = std::max<int64_t>(1, ob / hints.vector_lanes_f32);
+      shape.weight_block_bytes = ob * static_cast<int64_t>(ir::dtype_size(a.dtype()));
+      for (const tir::IterVar& r : a.get()->reduce_axis()) shape.weight_block_bytes *= extent_of(r);
+      const ConvTile tile = conv2d_register_tile(shape, hints.num_vector_regs);
+      k.set("tile_oh", tile.tile_oh);
+      k.set("tile_ow", tile.tile_ow);
+      k.set("oc_tile", tile.oc_tile);
       // Loop order of the parallel outer loops: (n, oh, oc-chunk) with rows_outer=1 keeps a band
       // of packed input rows cached while every chunk of the (sequentially streamed) weights uses
       // it; rows_outer=0 keeps one chunk's weights cached and streams the input per chunk.
       // Measured on the ResNet-50 shapes on Zen 3 (docs/performance.md): rows outside wins
       // unless the weights are very large (1x1 1024->2048: 8 MiB streamed per output row), so
-      // the rule is a weight-size threshold; tuners may flip it.
+      // the rule is a weight-size threshold; tuners may flip it. The runtime gives each thread
+      // an equal contiguous chunk of the fused parallel loop, so row tiles with a shorter tail
+      // go inside the channel tiles (every chunk then holds whole columns of row tiles).
       int64_t weight_elems = a.shape()[1] * ob;
       for (const tir::IterVar& r : a.get()->reduce_axis()) weight_elems *= extent_of(r);
-      const bool rows_outer = weight_elems * 4 <= (4 << 20);
+      const bool rows_outer = weight_elems * 4 <= (4 << 20) && a.shape()[2] % tile.tile_oh == 0;
       k.set("rows_outer", rows_outer ? 1 : 0);
       break;
     }

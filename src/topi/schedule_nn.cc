@@ -3,6 +3,7 @@
 // knobs from `k` (default rules in schedule.cc) and leaves the remaining stages (padding, packing,
 // unpacking, epilogues) to schedule_rest.
 #include "kiln/support/error.h"
+#include "kiln/tir/ir_visitor.h"
 #include "topi/schedule_util.h"
 
 namespace kiln::topi {
@@ -21,7 +22,47 @@ void schedule_pack(tir::Schedule& s, const tir::Tensor& p) {
   if (extent_of(inner) > 1) sp.vectorize(inner);
 }
 
+// Collects the tensor reads of an expression.
+class LoadCollector : public tir::IRVisitor {
+ public:
+  std::vector<const tir::TensorLoad*> loads;
+
+ protected:
+  void visit(const tir::TensorLoad* op) override {
+    loads.push_back(op);
+    tir::IRVisitor::visit(op);
+  }
+};
+
+bool depends_on(const tir::Tensor& t, const tir::Tensor& anchor) {
+  if (t.same_as(anchor)) return true;
+  for (const tir::Tensor& in : t->inputs()) {
+    if (depends_on(in, anchor)) return true;
+  }
+  return false;
+}
+
 }  // namespace
+
+bool is_elementwise_chain(const tir::Tensor& out, const tir::Tensor& anchor) {
+  if (out.same_as(anchor)) return true;
+  if (out->kind != tir::OpKind::kCompute || !out->reduce_axis().empty() || out.shape() != anchor.shape()) return false;
+  LoadCollector c;
+  c.visit_expr(out->body);
+  for (const tir::TensorLoad* load : c.loads) {
+    const tir::Tensor producer(load->op);
+    if (!depends_on(producer, anchor)) continue;
+    if (producer.shape() != out.shape() || load->indices.size() != out->axis.size()) return false;
+    for (size_t d = 0; d < load->indices.size(); ++d) {
+      // The axis itself, or 0 on an axis of extent 1 (broadcast_indices writes that).
+      int64_t c = -1;
+      const bool unit_zero = out.shape()[d] == 1 && tir::as_const_int(load->indices[d], &c) && c == 0;
+      if (!unit_zero && !load->indices[d].same_as(out->axis[d].var())) return false;
+    }
+    if (!is_elementwise_chain(producer, anchor)) return false;
+  }
+  return true;
+}
 
 void schedule_matmul(tir::Schedule& s, const ComputeResult& r, const Knobs& k) {
   const tir::Tensor a = r.parts.at("anchor");
@@ -63,7 +104,8 @@ void schedule_matmul(tir::Schedule& s, const ComputeResult& r, const Knobs& k) {
 
 void schedule_conv2d_nchwc(tir::Schedule& s, const ComputeResult& r, const Knobs& k) {
   const tir::Tensor a = r.parts.at("anchor");
-  const int64_t tile_ow = k.get("tile_ow");
+  const int64_t tile_ow = k.get("tile_ow"), oc_tile = k.get("oc_tile");
+  const int64_t tile_oh = k.get("tile_oh");
   const int64_t ob = a.shape()[4];
   std::vector<tir::Tensor> handled = {a};
   for (const char* pack : {"pack_w", "pack_x"}) {
@@ -72,16 +114,44 @@ void schedule_conv2d_nchwc(tir::Schedule& s, const ComputeResult& r, const Knobs
       handled.push_back(r.parts.at(pack));
     }
   }
+  // The stage that carries the tile loops: the group's single output when it is an elementwise
+  // chain of the anchor's shape (bias, residual add, ReLU/Clip applied to the register tile as it
+  // is written back: each output element written once, the anchor never stored), else the anchor.
+  const tir::Tensor o = s.outputs().size() == 1 && !s.outputs()[0].same_as(a) &&
+                                is_elementwise_chain(s.outputs()[0], a)
+                            ? s.outputs()[0]
+                            : a;
   const tir::Tensor al = s.cache_write(a);
   handled.push_back(al);
-  Stage sa = s[a];
-  auto [owo, owi] = sa.split(sa.axis(3), tile_ow);
-  if (k.get("rows_outer") != 0) sa.reorder({sa.axis(2), sa.axis(1)});
-  sa.parallel(fuse_leading(sa, 3));
-  if (ob > 1) sa.vectorize(sa.leaf_axes().back());
+  if (!o.same_as(a)) {
+    s[a].compute_inline();
+    handled.push_back(o);
+  }
+  // Tile: oc_tile channel blocks x tile_oh rows x tile_ow columns x ob lanes of accumulators,
+  // with the reduction (C-block, kh, kw, c) outside it; (n, oh-tile, oc-tile) or (n, oc-tile,
+  // oh-tile) fused and parallel.
+  Stage so = s[o];
+  const IterVar oc = so.axis(1), lanes = so.axis(4);
+  auto [oco, oci] = so.split(oc, oc_tile);
+  auto [oho, ohi] = so.split(so.axis(2), tile_oh);
+  auto [owo, owi] = so.split(so.axis(3), tile_ow);
+  if (k.get("rows_outer") != 0) {
+    so.reorder({so.axis(0), oho, oco, owo, oci, ohi, owi, lanes});
+  } else {
+    so.reorder({so.axis(0), oco, oho, owo, oci, ohi, owi, lanes});
+  }
+  so.parallel(fuse_leading(so, 3));
+  // The write-back unrolled too: constant offsets into the accumulator keep it in registers.
+  so.unroll(oci);
+  so.unroll(ohi);
+  so.unroll(owi);
+  if (ob > 1) so.vectorize(lanes);
   Stage sl = s[al];
-  sl.compute_at(sa, owo);
-  sl.reorder({sl.reduce_axis(0), sl.reduce_axis(1), sl.reduce_axis(2), sl.reduce_axis(3), sl.axis(3), sl.axis(4)});
+  sl.compute_at(so, owo);
+  sl.reorder({sl.reduce_axis(0), sl.reduce_axis(1), sl.reduce_axis(2), sl.reduce_axis(3), sl.axis(1), sl.axis(2),
+              sl.axis(3), sl.axis(4)});
+  sl.unroll(sl.axis(1));
+  sl.unroll(sl.axis(2));
   sl.unroll(sl.axis(3));
   if (ob > 1) sl.vectorize(sl.axis(4));
   schedule_rest(s, r, k, handled);

@@ -28,6 +28,9 @@ void schedule_matmul(tir::Schedule& s, const ComputeResult& r, const Knobs& k);
 // Reductions whose compute names per-row stages "row.<...>" (schedule_rows.cc).
 bool has_row_parts(const ComputeResult& r);
 void schedule_rows(tir::Schedule& s, const ComputeResult& r, const Knobs& k);
+// True when `out` reads `anchor` only elementwise: `out` and every compute between them have
+// the anchor's shape and read their producer on that path at exactly their own axes.
+bool is_elementwise_chain(const tir::Tensor& out, const tir::Tensor& anchor);
 void schedule_conv2d_nchwc(tir::Schedule& s, const ComputeResult& r, const Knobs& k);
 void schedule_depthwise(tir::Schedule& s, const ComputeResult& r, const Knobs& k);
 

@@ -84,7 +84,8 @@ TEST(TopiApi, DefaultKnobsFollowTheTarget) {
   EXPECT_EQ(default_knobs(r5, avx512).get("n_block"), 64);  // four zmm per tile row
   EXPECT_EQ(default_knobs(r2, avx2).get("tile_m"), 4);
   EXPECT_EQ(default_knobs(r5, avx512).get("tile_m"), 8);
-  // conv2d 3x3 64->64 on 56x56: two-vector oc block and a 6-column tile on AVX2.
+  // conv2d 3x3 64->64 on 56x56 (NCHW op): two-vector oc block, a 1 x 4-column register tile of
+  // 2 vectors on AVX2 (14 full tiles per row).
   tir::Tensor x = tir::placeholder({1, 64, 56, 56}, DType::kF32, "x");
   tir::Tensor w = tir::placeholder({64, 64, 3, 3}, DType::kF32, "w");
   const Attrs pads = Attrs().set("pads", Ints{1, 1, 1, 1});
@@ -92,9 +93,67 @@ TEST(TopiApi, DefaultKnobsFollowTheTarget) {
   const Knobs kc = default_knobs(c2, avx2);
   EXPECT_EQ(kc.get("oc_block"), 16);
   EXPECT_EQ(kc.get("ic_block"), 8);
-  EXPECT_EQ(kc.get("tile_ow"), 6);  // 6 x 2 vectors; the last of 10 tiles is 2 wide
   EXPECT_EQ(c2.schedule, ScheduleKind::kConv2dNchwc);
-  EXPECT_EQ(kc.to_string(), "ic_block=8 oc_block=16 parallel_min=16384 rows_outer=1 tile_ow=6 vector=8");
+  EXPECT_EQ(kc.to_string(), "ic_block=8 oc_block=16 oc_tile=1 parallel_min=16384 rows_outer=1 tile_oh=1 tile_ow=4 vector=8");
+  const ComputeResult c5 = compute_op("conv2d", {x, w}, pads, layout_hints(avx512));
+  const Knobs k5 = default_knobs(c5, avx512);
+  EXPECT_EQ(k5.get("oc_block"), 32);
+  EXPECT_EQ(k5.get("ic_block"), 16);
+  // conv2d_nchwc 3x3 on 512 channels, 5x5 (as TopiFused.ConvNchwcTallTileWithRowTails builds it):
+  // one block per tile, several rows.
+  tir::Tensor xb = tir::placeholder({1, 64, 5, 5, 8}, DType::kF32, "xb");
+  tir::Tensor wb = tir::placeholder({2, 64, 3, 3, 8, 8}, DType::kF32, "wb");
+  const ComputeResult tall = compute_op("conv2d_nchwc", {xb, wb}, pads, layout_hints(avx2));
+  const Knobs kt = default_knobs(tall, avx2);
+  EXPECT_EQ(kt.get("oc_tile"), 1);
+  EXPECT_GT(kt.get("tile_oh"), 1);
+}
+
+// The register tile rule on both register files, at ResNet-50's sizes (one vector per block, as
+// AlterOpLayout blocks by the vector width): accumulators + weights + 3 fit the registers and the
+// output splits into tiles without a short, latency-bound tail where a better split exists;
+// weight panels above 256 KiB get one block per tile over several rows.
+TEST(TopiApi, ConvRegisterTileFitsTheTarget) {
+  struct Case {
+    int64_t oc_blocks, size, block_bytes;
+    int regs;
+    int64_t oc_tile, tile_oh, tile_ow;
+  };
+  const int64_t k3x3_512 = 512 * 9 * 8 * 4;  // one 8-channel block of a 3x3 conv on 512 channels
+  const Case cases[] = {
+      // AVX2, 16 ymm: 2 x 4 (8 accumulators, 14 / 28 / 7 full tiles) where 4 divides the
+      // width, 2 x 5 on 14 (5 + 5 + 4), 2 x 4 on 7 (4 + 3: both tiles at the latency bound).
+      {8, 56, 0, 16, 2, 1, 4},
+      {8, 112, 0, 16, 2, 1, 4},
+      {16, 28, 0, 16, 2, 1, 4},
+      {32, 14, 0, 16, 2, 1, 5},
+      {64, 7, 0, 16, 2, 1, 4},
+      // An odd number of channel blocks: one block, up to 12 columns (16 - 1 - 3).
+      {3, 56, 0, 16, 1, 1, 12},
+      {1, 13, 0, 16, 1, 1, 7},
+      // 3x3 on 512 channels, 7x7: 288 KiB for two blocks: one block, 2 rows x 7 columns.
+      {64, 7, k3x3_512, 16, 1, 2, 7},
+      // AVX-512, 32 zmm: 4 x 6 (24 accumulators + 4 weights + 6 broadcasts; 2 x 13 spilled).
+      {4, 56, 0, 32, 4, 1, 6},
+      {4, 28, 0, 32, 4, 1, 6},
+      {64, 14, 0, 32, 4, 1, 6},
+      {64, 7, 0, 32, 4, 1, 5},
+      {32, 7, 2 * k3x3_512, 32, 1, 4, 7},
+  };
+  for (const Case& c : cases) {
+    ConvTileShape shape;
+    shape.oc_blocks = c.oc_blocks;
+    shape.out_height = shape.out_width = c.size;
+    shape.weight_block_bytes = c.block_bytes;
+    const ConvTile t = conv2d_register_tile(shape, c.regs);
+    const std::string what = std::to_string(c.oc_blocks) + " blocks, " + std::to_string(c.size) + "x" +
+                             std::to_string(c.size) + ", " + std::to_string(c.regs) + " registers";
+    EXPECT_EQ(t.oc_tile, c.oc_tile) << what;
+    EXPECT_EQ(t.tile_oh, c.tile_oh) << what;
+    EXPECT_EQ(t.tile_ow, c.tile_ow) << what;
+    EXPECT_LE(t.oc_tile * t.tile_oh * t.tile_ow + (c.block_bytes > 0 ? 2 : t.oc_tile + 3), c.regs) << what;
+    EXPECT_EQ(c.oc_blocks % t.oc_tile, 0) << what;
+  }
 }
 
 TEST(TopiApi, InjectiveTemplateVectorizesWithTail) {

@@ -2,6 +2,7 @@
 // chains, an injective producer into a reduction. Compared with the members' reference
 // implementations chained on the same inputs.
 #include "kiln/support/error.h"
+#include "kiln/tir/printer.h"
 #include "topi_test_util.h"
 
 namespace kiln::topi::testing {
@@ -11,8 +12,9 @@ using ir::Attrs;
 using ir::DType;
 using Ints = std::vector<int64_t>;
 
-void check_group(const std::vector<GroupMember>& members, const std::vector<ir::TensorType>& in_types,
-                 const std::vector<ValueRef>& outs, Tolerance tol) {
+// Returns the kernel's loop IR as text (for checks of its structure).
+std::string check_group(const std::vector<GroupMember>& members, const std::vector<ir::TensorType>& in_types,
+                        const std::vector<ValueRef>& outs, Tolerance tol) {
   std::mt19937 rng(5);
   std::vector<ir::NDArray> inputs;
   for (const auto& t : in_types) inputs.push_back(random_array(t, Dist::uniform(), rng));
@@ -55,6 +57,7 @@ void check_group(const std::vector<GroupMember>& members, const std::vector<ir::
     }
     EXPECT_EQ(bad, 0) << f->name;
   }
+  return tir::to_string(f);
 }
 
 TEST(TopiFused, Conv2dBiasRelu) {
@@ -98,6 +101,77 @@ TEST(TopiFused, InjectiveChainAndProducerIntoReduction) {
                {"mul", {ValueRef::member(0), ValueRef::input(1)}, {}},
                {"softmax", {ValueRef::member(1)}, Attrs().set("axis", int64_t{1})}},
               {tt({13, 7, 11}), tt({77})}, {ValueRef::member(2)}, {1e-4, 1e-5});
+}
+
+// Blocked convolutions (conv2d_nchwc, as AlterOpLayout emits them) with their epilogues at odd
+// sizes: the bias, a residual add and a clip/relu are applied to the register tile as it is
+// written back, so the anchor is never stored (no "allocate conv2d_nchwc[" buffer).
+Attrs conv_attrs(int64_t stride, int64_t pad) {
+  return Attrs().set("strides", Ints{stride, stride}).set("pads", Ints{pad, pad, pad, pad});
+}
+
+TEST(TopiFused, ConvNchwcBiasResidualClipInRegisterTile) {
+  // C = 12 in blocks of 4, M = 24 in 3 blocks of 8 (an odd block count: one block per tile),
+  // 13 x 11 output (tails in width), 3x3 pad 1.
+  const std::string ir = check_group(
+      {{"conv2d_nchwc", {ValueRef::input(0), ValueRef::input(1), ValueRef::input(2)}, conv_attrs(1, 1)},
+       {"add", {ValueRef::member(0), ValueRef::input(3)}, {}},
+       {"clip", {ValueRef::member(1)}, Attrs().set("min", -0.5).set("max", 0.75)}},
+      {tt({1, 3, 13, 11, 4}), tt({3, 3, 3, 3, 4, 8}), tt({24}), tt({1, 3, 13, 11, 8})}, {ValueRef::member(2)},
+      {1e-4, 1e-4});
+  EXPECT_EQ(ir.find("allocate conv2d_nchwc["), std::string::npos) << ir;
+  EXPECT_NE(ir.find("allocate pack_x["), std::string::npos) << ir;  // padding needs the copy
+}
+
+TEST(TopiFused, ConvNchwcUnpaddedReadsBlockedInputInPlace) {
+  // 1x1 stride 1 without padding: no pack_x copy; M = 32 (4 blocks: two per tile), width 13.
+  const std::string ir = check_group(
+      {{"conv2d_nchwc", {ValueRef::input(0), ValueRef::input(1), ValueRef::input(2)}, conv_attrs(1, 0)},
+       {"add", {ValueRef::member(0), ValueRef::input(3)}, {}},
+       {"relu", {ValueRef::member(1)}, {}}},
+      {tt({1, 5, 7, 13, 8}), tt({4, 5, 1, 1, 8, 8}), tt({32}), tt({1, 4, 7, 13, 8})}, {ValueRef::member(2)},
+      {1e-4, 1e-4});
+  EXPECT_EQ(ir.find("pack_x"), std::string::npos) << ir;
+  EXPECT_EQ(ir.find("allocate conv2d_nchwc["), std::string::npos) << ir;
+}
+
+TEST(TopiFused, ConvNchwcStridedAndStem) {
+  // Strided 1x1 (subsampled input copy), 9 x 9 input -> 5 x 5.
+  check_group({{"conv2d_nchwc", {ValueRef::input(0), ValueRef::input(1), ValueRef::input(2)}, conv_attrs(2, 0)},
+               {"relu", {ValueRef::member(0)}, {}}},
+              {tt({1, 2, 9, 9, 8}), tt({2, 2, 1, 1, 8, 8}), tt({16})}, {ValueRef::member(1)}, {1e-4, 1e-4});
+  // A stem-like 7x7 stride 2 pad 3 on 3 channels (input block 3), 17 x 17 -> 9 x 9.
+  check_group({{"conv2d_nchwc", {ValueRef::input(0), ValueRef::input(1), ValueRef::input(2)}, conv_attrs(2, 3)},
+               {"relu", {ValueRef::member(0)}, {}}},
+              {tt({1, 1, 17, 17, 3}), tt({2, 1, 7, 7, 3, 8}), tt({16})}, {ValueRef::member(1)}, {1e-4, 1e-4});
+}
+
+TEST(TopiFused, ConvNchwcTallTileWithRowTails) {
+  // 3x3 on 512 channels: a weight panel over 256 KiB per two blocks, so the tile spans several
+  // rows of one block (tile_oh > 1, TopiApi.ConvRegisterTileFitsTheTarget); 5 rows leave a tail.
+  check_group({{"conv2d_nchwc", {ValueRef::input(0), ValueRef::input(1), ValueRef::input(2)}, conv_attrs(1, 1)},
+               {"add", {ValueRef::member(0), ValueRef::input(3)}, {}},
+               {"relu", {ValueRef::member(1)}, {}}},
+              {tt({1, 64, 5, 5, 8}), tt({2, 64, 3, 3, 8, 8}), tt({16}), tt({1, 2, 5, 5, 8})}, {ValueRef::member(2)},
+              {1e-3, 1e-4});
+}
+
+TEST(TopiFused, ConvNchwcEpilogueThatIsNotElementwiseOrASecondOutput) {
+  // Two outputs (the conv and its relu): the anchor is stored (an output), the relu is a second
+  // pass reading it.
+  const std::string two = check_group(
+      {{"conv2d_nchwc", {ValueRef::input(0), ValueRef::input(1)}, conv_attrs(1, 1)},
+       {"relu", {ValueRef::member(0)}, {}}},
+      {tt({1, 2, 9, 9, 8}), tt({2, 2, 3, 3, 8, 8})}, {ValueRef::member(1), ValueRef::member(0)}, {1e-4, 1e-4});
+  EXPECT_NE(two.find("select(conv2d_nchwc[ramp("), std::string::npos) << two;
+  // A transpose of height and width (same shape, not elementwise): the conv is computed whole
+  // first, then read transposed.
+  const std::string tr = check_group(
+      {{"conv2d_nchwc", {ValueRef::input(0), ValueRef::input(1), ValueRef::input(2)}, conv_attrs(1, 1)},
+       {"transpose", {ValueRef::member(0)}, Attrs().set("perm", Ints{0, 1, 3, 2, 4})},
+       {"relu", {ValueRef::member(1)}, {}}},
+      {tt({1, 2, 9, 9, 8}), tt({2, 2, 3, 3, 8, 8}), tt({16})}, {ValueRef::member(2)}, {1e-4, 1e-4});
+  EXPECT_NE(tr.find("allocate conv2d_nchwc["), std::string::npos) << tr;
 }
 
 TEST(TopiFused, Errors) {

@@ -42,6 +42,12 @@ tir::Tensor pack_conv2d_weights(const tir::Tensor& w, int64_t oc_block, int64_t 
 ComputeResult conv2d_nchwc(const tir::Tensor& x, const tir::Tensor& w_packed, const Conv2dParams& p,
                            const ir::TensorType& out, int64_t oc_block);
 
+// The same on an input already blocked as NCHW[icb]c (xb[N, C/icb, H, W, icb], icb = the packed
+// weights' input block): "pack_x" only pads (or subsamples a strided 1x1) from it; without
+// padding or subsampling there is no pack_x part and the kernel reads xb itself.
+ComputeResult conv2d_nchwc_blocked(const tir::Tensor& xb, const tir::Tensor& w_packed, const Conv2dParams& p,
+                                   const ir::TensorType& out, int64_t oc_block);
+
 }  // namespace kiln::topi
 
 #endif  // KILN_TOPI_NN_H_

@@ -17,9 +17,11 @@
 //               parallel; injective stages inlined.
 //   matmul      packed B panels of "n_block" columns; C tiles "tile_m" x "n_block" accumulated in
 //               registers (cache_write), k outermost in the tile, rows parallel.
-//   conv2d_nchwc  output channels blocked by "oc_block" (packed weights [M/ob, C, kh, kw, ob]),
-//               register tile "tile_ow" output columns x oc_block, reduction (c, kh, kw) outside
-//               the tile, (n, oc-chunk, oh) parallel.
+//   conv2d_nchwc  output channels blocked by "oc_block" (packed weights [M/ob, C/ib, kh, kw, ib, ob]),
+//               register tile "oc_tile" blocks x "tile_oh" rows x "tile_ow" columns
+//               (conv2d_register_tile),
+//               reduction (c, kh, kw) outside the tile, (n, oh, oc-tile) parallel ("rows_outer"); an
+//               elementwise epilogue of the anchor's shape is applied to the tile as it is written.
 //   depthwise   per (n, c) plane parallel, output rows vectorized by "vector" with kh/kw outside.
 #ifndef KILN_TOPI_SCHEDULE_H_
 #define KILN_TOPI_SCHEDULE_H_
@@ -56,6 +58,18 @@ LayoutHints layout_hints(const codegen::Target& target);
 
 // The template's knobs with their default values for this compute on this target.
 Knobs default_knobs(const ComputeResult& result, const codegen::Target& target);
+
+// The conv2d_nchwc register tile (knobs oc_tile, tile_oh, tile_ow) for an output of `oc_blocks`
+// channel blocks of `vectors_per_block` vectors each, out_height x out_width, whose weights for
+// one channel block (over the whole reduction) take weight_block_bytes, on a target with
+// `num_vector_regs` vector registers.
+struct ConvTileShape {
+  int64_t oc_blocks = 1, out_height = 1, out_width = 1, vectors_per_block = 1, weight_block_bytes = 0;
+};
+struct ConvTile {
+  int64_t oc_tile = 1, tile_oh = 1, tile_ow = 1;
+};
+ConvTile conv2d_register_tile(const ConvTileShape& shape, int num_vector_regs);
 
 // Applies the template of `result.schedule` to `s` (a Schedule of result.outputs) with `knobs`
 // (missing knobs are a UserError naming them; values are checked: positive, dividing where the

@@ -1,0 +1,161 @@
+// Every distinct convolution of ResNet-50 (batch 1) as the compiled model runs it at -O3: one
+// fused group kernel (build_group_kernel) of conv2d_nchwc on an NCHW{b}c input with weights
+// pre-packed as [M/b, C/b, kh, kw, b, b] and a bias, then (bottleneck output convs) the residual
+// add, then ReLU where the model has one; b = the target's f32 lanes, as AlterOpLayout chooses.
+//
+//   BM_ResNet50Conv/layer/threads   GFLOPS and pct_peak per layer; the label names the shape, the
+//                                   number of times ResNet-50 runs it and the knobs.
+//
+// KILN_BENCH_KNOBS="tile_ow=6,oc_tile=2" overrides knob values; KILN_BENCH_DUMP=1 prints each
+// kernel's loop IR to stderr.
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
+#include <random>
+#include <string>
+
+#include "bench_report.h"
+#include "kiln/codegen/llvm_module.h"
+#include "kiln/codegen/target.h"
+#include "kiln/ir/ndarray.h"
+#include "kiln/ir/op.h"
+#include "kiln/runtime/c_api.h"
+#include "kiln/tir/printer.h"
+#include "kiln/topi/build.h"
+#include "kiln/topi/schedule.h"
+
+namespace {
+
+using kiln::codegen::host_target;
+using kiln::ir::DType;
+using kiln::ir::NDArray;
+using kiln::ir::TensorType;
+using kiln::topi::GroupMember;
+using kiln::topi::ValueRef;
+
+struct Layer {
+  int64_t c, h, m, k, stride, pad;
+  bool residual, relu;
+  int count;  // occurrences in ResNet-50
+};
+// Stem, then per stage: reduce 1x1, 3x3 (stride on the first block), expand 1x1 + add + relu,
+// the strided projection 1x1 (no relu), as torchvision's ResNet-50 v1.5.
+const Layer kLayers[] = {
+    {3, 224, 64, 7, 2, 3, false, true, 1},
+    {64, 56, 64, 1, 1, 0, false, true, 1},      {64, 56, 64, 3, 1, 1, false, true, 3},
+    {64, 56, 256, 1, 1, 0, true, true, 3},      {64, 56, 256, 1, 1, 0, false, false, 1},
+    {256, 56, 64, 1, 1, 0, false, true, 2},     {256, 56, 128, 1, 1, 0, false, true, 1},
+    {128, 56, 128, 3, 2, 1, false, true, 1},    {128, 28, 512, 1, 1, 0, true, true, 4},
+    {256, 56, 512, 1, 2, 0, false, false, 1},   {512, 28, 128, 1, 1, 0, false, true, 3},
+    {128, 28, 128, 3, 1, 1, false, true, 3},    {512, 28, 256, 1, 1, 0, false, true, 1},
+    {256, 28, 256, 3, 2, 1, false, true, 1},    {256, 14, 1024, 1, 1, 0, true, true, 6},
+    {512, 28, 1024, 1, 2, 0, false, false, 1},  {1024, 14, 256, 1, 1, 0, false, true, 5},
+    {256, 14, 256, 3, 1, 1, false, true, 5},    {1024, 14, 512, 1, 1, 0, false, true, 1},
+    {512, 14, 512, 3, 2, 1, false, true, 1},    {512, 7, 2048, 1, 1, 0, true, true, 3},
+    {1024, 14, 2048, 1, 2, 0, false, false, 1}, {2048, 7, 512, 1, 1, 0, false, true, 2},
+    {512, 7, 512, 3, 1, 1, false, true, 2},
+};
+
+int64_t largest_divisor_at_most(int64_t n, int64_t cap) {
+  for (int64_t d = std::min(n, cap); d > 1; --d) {
+    if (n % d == 0) return d;
+  }
+  return 1;
+}
+
+kiln::topi::Knobs with_overrides(kiln::topi::Knobs k) {
+  const char* env = std::getenv("KILN_BENCH_KNOBS");
+  std::string text = env ? env : "";
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find(',', pos);
+    if (end == std::string::npos) end = text.size();
+    const std::string item = text.substr(pos, end - pos);
+    const size_t eq = item.find('=');
+    if (eq != std::string::npos) k.set(item.substr(0, eq), std::atoll(item.c_str() + eq + 1));
+    pos = end + 1;
+  }
+  return k;
+}
+
+void BM_ResNet50Conv(benchmark::State& state) {
+  const Layer& l = kLayers[state.range(0)];
+  const int threads = static_cast<int>(state.range(1));
+  const int64_t lanes = kiln::topi::layout_hints(host_target()).vector_lanes_f32;
+  const int64_t xb = largest_divisor_at_most(l.c, lanes), ob = largest_divisor_at_most(l.m, lanes);
+  const int64_t oh = (l.h + 2 * l.pad - l.k) / l.stride + 1;
+  const kiln::ir::Attrs attrs = kiln::ir::OpRegistry::global().validate_attrs(
+      kiln::ir::OpRegistry::global().get("conv2d_nchwc"),
+      kiln::ir::Attrs()
+          .set("strides", std::vector<int64_t>{l.stride, l.stride})
+          .set("pads", std::vector<int64_t>{l.pad, l.pad, l.pad, l.pad}));
+  std::vector<TensorType> in = {{DType::kF32, {1, l.c / xb, l.h, l.h, xb}},
+                                {DType::kF32, {l.m / ob, l.c / xb, l.k, l.k, xb, ob}},
+                                {DType::kF32, {l.m}}};
+  std::vector<GroupMember> members = {
+      {"conv2d_nchwc", {ValueRef::input(0), ValueRef::input(1), ValueRef::input(2)}, attrs}};
+  if (l.residual) {
+    in.push_back({DType::kF32, {1, l.m / ob, oh, oh, ob}});
+    members.push_back({"add", {ValueRef::member(0), ValueRef::input(3)}, {}});
+  }
+  if (l.relu) members.push_back({"relu", {ValueRef::member(static_cast<int>(members.size()) - 1)}, {}});
+  const TensorType out{DType::kF32, {1, l.m / ob, oh, oh, ob}};
+  kiln::topi::OpKernelOptions options;
+  {
+    // The default knobs of the group (as build_group_kernel derives them), then the overrides.
+    std::vector<kiln::tir::Tensor> ph;
+    for (size_t i = 0; i < in.size(); ++i) {
+      ph.push_back(kiln::tir::placeholder(in[i].shape, in[i].dtype, "in" + std::to_string(i)));
+    }
+    const kiln::topi::ComputeResult r = kiln::topi::compute_op("conv2d_nchwc", {ph[0], ph[1], ph[2]}, attrs,
+                                                               kiln::topi::layout_hints(host_target()));
+    options.knobs = with_overrides(kiln::topi::default_knobs(r, host_target()));
+  }
+  const kiln::tir::PrimFunc f = kiln::topi::build_group_kernel(
+      members, in, {ValueRef::member(static_cast<int>(members.size()) - 1)}, host_target(), -1, options);
+  if (std::getenv("KILN_BENCH_DUMP")) std::cerr << f << "\n";
+  kiln::codegen::LLVMModule module(host_target(), "conv_layer_bench");
+  module.add_prim_func(f);
+  kiln::codegen::JitModule jit(std::move(module));
+  std::vector<TensorType> types = in;
+  types.push_back(out);
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  std::vector<NDArray> arrays;
+  std::vector<std::vector<int64_t>> shapes(types.size());
+  std::vector<DLTensor> args;
+  for (size_t i = 0; i < types.size(); ++i) {
+    arrays.push_back(NDArray::empty(types[i].dtype, types[i].shape));
+    for (float& v : arrays.back().mutable_data<float>()) v = dist(rng);
+    shapes[i] = types[i].shape;
+    DLTensor t{};
+    t.data = arrays.back().mutable_raw_data();
+    t.device = {kDLCPU, 0};
+    t.ndim = static_cast<int32_t>(shapes[i].size());
+    t.dtype = {kDLFloat, 32, 1};
+    t.shape = shapes[i].data();
+    args.push_back(t);
+  }
+  kiln_set_num_threads(threads);
+  kiln::codegen::KernelFunction fn = jit.kernel(f->name);
+  const int32_t n = static_cast<int32_t>(args.size());
+  if (fn(args.data(), n) != 0) state.SkipWithError(kiln_get_last_error());
+  const auto t0 = std::chrono::steady_clock::now();
+  const double c0 = kiln_bench::thread_cpu_seconds();
+  for (auto _ : state) fn(args.data(), n);
+  const double cpu = kiln_bench::thread_cpu_seconds() - c0;
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double flops = 2.0 * l.m * oh * oh * l.c * l.k * l.k;
+  state.SetLabel(std::to_string(l.k) + "x" + std::to_string(l.k) + " " + std::to_string(l.c) + "->" +
+                 std::to_string(l.m) + " s" + std::to_string(l.stride) + " " + std::to_string(oh) + "x" +
+                 std::to_string(oh) + (l.residual ? " +add" : "") + (l.relu ? " +relu" : "") + " x" +
+                 std::to_string(l.count) + " " + options.knobs->to_string());
+  kiln_bench::report(state, flops, s, threads, cpu);
+  kiln_set_num_threads(1);
+}
+BENCHMARK(BM_ResNet50Conv)
+    ->ArgsProduct({benchmark::CreateDenseRange(0, static_cast<int64_t>(std::size(kLayers)) - 1, 1), {1, 2}})
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
+
+}  // namespace
