@@ -6,8 +6,10 @@
 //                     schedule template kConv2dNchwc) with the weights used as given (packed at
 //                     compile time), the input's blocking read through an index map that the
 //                     kernel's own NCHW[ib]c packing stage inlines, and the bias added in the
-//                     output nest. Other groups (depthwise) and dtypes: conv2d's own compute on the unblocked
-//                     input and weights, its output blocked in the output nest.
+//                     output nest. Depthwise (groups == C, weights OIHW1i{b}o, f32/f64): the blocked
+//                     depthwise compute of depthwise_nchwc.cc, no unblocking. Other groups and
+//                     dtypes: conv2d's own compute on the unblocked input and weights, its output
+//                     blocked in the output nest.
 // Added by the driver helper so that -O3 can lower; owned by topi.
 #include <map>
 
@@ -15,6 +17,7 @@
 #include "kiln/topi/build.h"
 #include "kiln/topi/compute.h"
 #include "kiln/topi/nn.h"
+#include "topi/nchwc.h"
 #include "topi/topi_util.h"
 
 namespace kiln::topi {
@@ -70,6 +73,9 @@ ComputeResult conv2d_nchwc_compute(const std::vector<Tensor>& in, const ir::Attr
   const Conv2dParams p = conv2d_params(attrs);
   const DType dt = out[0].dtype;
   const Tensor xb = in[0], w = in[1];
+  if (is_blocked_depthwise(xb, w, p, out[0])) {
+    return depthwise_conv2d_nchwc(xb, w, in.size() > 2 ? std::optional<Tensor>(in[2]) : std::nullopt, p, out[0]);
+  }
   const ir::Shape& xs = xb.shape();
   const int64_t xblock = xs[4];
   const ir::Shape& os = out[0].shape;
