@@ -12,12 +12,14 @@
 //     layout_transform, operands broadcast along C ([1,1,H,W]) by reshape, scalars unchanged.
 //     Constant operands are thus folded by FoldConstant. batch_norm (pattern broadcast, but not
 //     numpy broadcasting) never follows; SimplifyInference removes it first.
+//   - max_pool2d / avg_pool2d of a blocked value become max_pool2d_nchwc / avg_pool2d_nchwc on the
+//     blocks (same block and attributes), so pooling between convs is no chain border.
 //   - layout transforms back to NCHW are inserted only at chain borders: before any other consumer
-//     (pooling, reshape, softmax, ...) and before graph outputs. Each blocked value gets at most one
+//     (global pooling, reshape, softmax, ...) and before graph outputs. Each blocked value gets at most one
 //     such transform (and each plain value at most one transform per block).
 //   - values are exactly those of the original graph (conv2d_nchwc's reference is conv2d's; the
 //     transforms move elements).
-// Stats: "convs_converted", "layout_transforms" (transforms of activations in the result: the
+// Stats: "convs_converted", "pools_blocked", "layout_transforms" (transforms of activations in the result: the
 // runtime cost), "constant_transforms" (on constants, folded by FoldConstant), "block" (b).
 #include <algorithm>
 #include <map>
@@ -53,6 +55,8 @@ class LayoutAlterer : public ir::GraphMutator {
   std::vector<Value> rewrite_call(const ir::CallNode& node, const std::vector<Value>& args) override {
     if (&node.op() == conv2d_) {
       if (auto v = rewrite_conv(node, args)) return {*v};
+    } else if (const ir::OpDef* blocked = blocked_pool_of(node.op())) {
+      if (auto v = rewrite_pool(node, args, *blocked)) return {*v};
     } else if (node.num_outputs() == 1 && &node.op() != batch_norm_ &&
                node.op().pattern <= ir::OpPattern::kBroadcast) {
       if (auto v = rewrite_elementwise(node, args)) return {*v};
@@ -126,6 +130,23 @@ class LayoutAlterer : public ir::GraphMutator {
     return plain_view(conv->output(), ob);
   }
 
+  // The blocked form of a window pooling op (max_pool2d -> max_pool2d_nchwc), or null.
+  const ir::OpDef* blocked_pool_of(const ir::OpDef& op) const {
+    if (&op == max_pool2d_) return max_pool2d_nchwc_;
+    if (&op == avg_pool2d_) return avg_pool2d_nchwc_;
+    return nullptr;
+  }
+
+  // A pool whose input is blocked pools the blocks (same block, same attributes): no transform
+  // before or after it, so conv -> pool -> conv stays one blocked chain.
+  std::optional<Value> rewrite_pool(const ir::CallNode& node, const std::vector<Value>& args, const ir::OpDef& blocked) {
+    const Blocked* in = blocked_source(args[0]);
+    if (!in || node.num_outputs() != 1) return std::nullopt;
+    NodePtr pool = ir::make_call(blocked, {in->value}, node.attrs(), node.name());
+    ++ctx_.stat("pools_blocked");
+    return plain_view(pool->output(), in->block);
+  }
+
   std::optional<Value> rewrite_elementwise(const ir::CallNode& node, const std::vector<Value>& args) {
     const ir::Shape& out = node.output_types()[0].shape;
     if (out.size() != 4) return std::nullopt;
@@ -174,6 +195,10 @@ class LayoutAlterer : public ir::GraphMutator {
   const ir::OpDef* conv2d_nchwc_ = op_ptr("conv2d_nchwc");
   const ir::OpDef* layout_transform_ = op_ptr("layout_transform");
   const ir::OpDef* reshape_ = op_ptr("reshape");
+  const ir::OpDef* max_pool2d_ = op_ptr("max_pool2d");
+  const ir::OpDef* avg_pool2d_ = op_ptr("avg_pool2d");
+  const ir::OpDef* max_pool2d_nchwc_ = op_ptr("max_pool2d_nchwc");
+  const ir::OpDef* avg_pool2d_nchwc_ = op_ptr("avg_pool2d_nchwc");
   const ir::OpDef* batch_norm_ = op_ptr("batch_norm");
   std::unordered_map<const ir::Node*, Blocked> to_plain_;
   std::map<std::tuple<const ir::Node*, int, int64_t>, Value> memo_;

@@ -75,16 +75,54 @@ TEST(AlterOpLayout, ChainKeepsBlockedLayoutThroughElementwiseOps) {
   EXPECT_TRUE(same_results(before, r.graph, 0.0));
 }
 
-TEST(AlterOpLayout, PoolingIsAChainBorder) {
-  NodePtr x = make_input("x", {DType::kF32, {1, 8, 6, 6}});
+TEST(AlterOpLayout, WindowPoolingStaysBlocked) {
+  // conv -> max_pool -> conv -> avg_pool -> conv -> global_avg_pool: the window pools run on the
+  // blocks (no transform around them); global pooling is the chain border.
+  using Ints = std::vector<int64_t>;
+  NodePtr x = make_input("x", {DType::kF32, {1, 8, 9, 9}});
   Value c1 = conv(x->output(), 8, 1);
-  Value p = make_call("max_pool2d", {c1}, Attrs().set("kernel", std::vector<int64_t>{2, 2}).set("strides", std::vector<int64_t>{2, 2}))->output();
-  Value c2 = conv(p, 8, 2);
-  Value g = make_call("global_avg_pool", {c2}, {})->output();
-  Graph before({x}, {g, c2}, {"pooled", "features"});
+  Value p1 = make_call("max_pool2d", {c1},
+                       Attrs().set("kernel", Ints{3, 3}).set("strides", Ints{2, 2}).set("pads", Ints{1, 1, 1, 1}))
+                 ->output();
+  Value c2 = conv(p1, 16, 2);
+  Value p2 = make_call("avg_pool2d", {c2},
+                       Attrs().set("kernel", Ints{3, 3}).set("pads", Ints{1, 1, 1, 1}).set("ceil_mode", int64_t{1}))
+                 ->output();
+  Value c3 = conv(p2, 16, 3, 1, true);
+  Value g = make_call("global_avg_pool", {c3}, {})->output();
+  Graph before({x}, {g}, {"pooled"});
   PipelineResult r = run_passes(before, {"AlterOpLayout"}, block(8));
-  // in, out of conv1 (to the pool), in of conv2, out of conv2 (shared by the pool and the output).
-  EXPECT_EQ(r.stat("AlterOpLayout", "layout_transforms"), 4);
+  EXPECT_EQ(r.stat("AlterOpLayout", "layout_transforms"), 2) << graph_to_text(r.graph);  // the input, the global pool's
+  EXPECT_EQ(r.stat("AlterOpLayout", "pools_blocked"), 2);
+  EXPECT_EQ(count_op(r.graph, "max_pool2d_nchwc"), 1);
+  EXPECT_EQ(count_op(r.graph, "avg_pool2d_nchwc"), 1);
+  EXPECT_EQ(count_op(r.graph, "max_pool2d") + count_op(r.graph, "avg_pool2d"), 0);
+  EXPECT_TRUE(same_results(before, r.graph, 0.0));
+  EXPECT_TRUE(round_trips(r.graph));
+}
+
+TEST(AlterOpLayout, PoolKeepsItsInputBlockAndPlainPoolsStayPlain) {
+  using Ints = std::vector<int64_t>;
+  const Attrs window = Attrs().set("kernel", Ints{2, 2}).set("strides", Ints{2, 2});
+  // 12 channels: block 6; the pool keeps it and the next conv reads it without a transform.
+  NodePtr x = make_input("x", {DType::kF32, {1, 4, 8, 8}});
+  Value c1 = conv(x->output(), 12, 1);
+  Value p = make_call("max_pool2d", {c1}, window)->output();
+  Value c2 = conv(p, 8, 2);
+  // A pool of a graph input (not blocked) stays plain.
+  Value q = make_call("avg_pool2d", {x->output()}, window)->output();
+  Graph before({x}, {c2, q}, {"y", "q"});
+  PipelineResult r = run_passes(before, {"AlterOpLayout"}, block(8));
+  EXPECT_EQ(r.stat("AlterOpLayout", "layout_transforms"), 2);  // into conv1, out of conv2
+  EXPECT_EQ(count_op(r.graph, "avg_pool2d"), 1);
+  bool saw = false;
+  for (const auto& node : r.graph.topo_order()) {
+    if (node->kind() == NodeKind::kCall && node->as_call().op().name == "max_pool2d_nchwc") {
+      EXPECT_EQ(node->output_types()[0].shape, (Shape{1, 2, 4, 4, 6}));
+      saw = true;
+    }
+  }
+  EXPECT_TRUE(saw);
   EXPECT_TRUE(same_results(before, r.graph, 0.0));
 }
 

@@ -1,8 +1,10 @@
 // Computes on the blocked NCHW{b}c layout: conv2d_nchwc's depthwise path (depthwise_nchwc.cc)
 // against conv2d_nchwc's reference (conv2d's on the unblocked tensors), at odd sizes (channel
 // blocks that are not the vector width, widths that leave a tail tile, stride 2, asymmetric
-// padding, dilation, big windows), with other knob values, and fused with its clip epilogue.
-// Tolerance: the reference sums in double, the kernel in f32 over kh*kw terms (sum_tol).
+// padding, dilation, big windows), with other knob values, and fused with its clip epilogue;
+// max_pool2d_nchwc / avg_pool2d_nchwc against their references (the plain pools').
+// Tolerance: the reference sums in double, the kernel in f32 over kh*kw terms (sum_tol); max
+// pooling is exact; average pooling rtol 1e-5.
 #include "topi_test_util.h"
 
 namespace kiln::topi::testing {
@@ -116,6 +118,29 @@ TEST(TopiNchwc, DepthwiseBiasClipFused) {
   }
   EXPECT_EQ(bad, 0);
   EXPECT_GT(clipped, 0);  // both bounds are exercised
+}
+
+Attrs window(Ints k, Ints s, Ints pads, Ints d = {1, 1}, int64_t ceil = 0) {
+  return Attrs().set("kernel", k).set("strides", s).set("pads", pads).set("dilations", d).set("ceil_mode", ceil);
+}
+
+TEST(TopiNchwc, MaxPool) {
+  const Tolerance exact{0, 0};
+  check_op({"max_pool2d_nchwc", {tt({1, 2, 13, 13, 8})}, window({3, 3}, {2, 2}, {1, 1, 1, 1}), {}, exact});
+  check_op({"max_pool2d_nchwc", {tt({2, 3, 9, 14, 4})}, window({3, 2}, {2, 3}, {0, 1, 1, 0}, {2, 1}, 1), {}, exact});
+  check_op({"max_pool2d_nchwc", {tt({1, 1, 6, 6, 6})}, window({2, 2}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 1), {}, exact});
+  check_op({"max_pool2d_nchwc", {tt({1, 1, 7, 7, 3})}, window({7, 7}, {1, 1}, {3, 3, 3, 3}), {}, exact});  // 49 taps
+  check_op({"max_pool2d_nchwc", {tt({1, 2, 11, 11, 8}, DType::kI32)}, window({3, 3}, {2, 2}, {1, 1, 1, 1}), {}, exact});
+}
+
+TEST(TopiNchwc, AvgPool) {
+  const Tolerance tol{1e-5, 1e-6};
+  check_op({"avg_pool2d_nchwc", {tt({1, 2, 13, 13, 8})}, window({3, 3}, {2, 2}, {1, 1, 1, 1}), {}, tol});
+  Attrs incl = window({3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1);
+  incl.set("count_include_pad", int64_t{1});
+  check_op({"avg_pool2d_nchwc", {tt({2, 3, 9, 14, 4})}, incl, {}, tol});
+  check_op({"avg_pool2d_nchwc", {tt({1, 1, 6, 7, 6})}, window({2, 2}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 1), {}, tol});
+  check_op({"avg_pool2d_nchwc", {tt({1, 2, 7, 7, 8}, DType::kF64)}, window({7, 7}, {1, 1}, {0, 0, 0, 0}), {}, tol});
 }
 
 }  // namespace
