@@ -1,10 +1,14 @@
-// AlterOpLayout: converts conv2d chains to the blocked NCHW{b}c layout (b = PassOptions::
-// layout_block, the target's f32 vector width; 8 for AVX2, 16 for AVX-512). Contract:
+// AlterOpLayout: converts conv2d chains to the blocked NCHW{B}c layout, B derived from
+// b = PassOptions::layout_block, the target's f32 vector width (8 for AVX2, 16 for AVX-512).
+// Contract:
 //   - conv2d with groups == 1, or depthwise (groups == C == M), becomes conv2d_nchwc on NCHW{xb}c
 //     data with OIHW{ib}i{ob}o weights (a layout_transform of the weights, which the following
-//     FoldConstant evaluates at compile time when they are constants). Blocks: ob = the largest
-//     divisor of M that is <= b; xb = the block the input already has, else the largest divisor of
-//     C <= b; ib = xb (depthwise: ib = 1, ob = xb). Other grouped convs stay conv2d.
+//     FoldConstant evaluates at compile time when they are constants). Blocks, from the channel
+//     count n: channel_block(n) = 2b (two vectors: the conv's register tile gets two vector
+//     accumulators per output column) when 2b divides n, else the largest divisor of n <= b.
+//     ob = channel_block(M); xb = the block the input already has, else channel_block(C);
+//     ib = xb (depthwise: ib = 1, ob = xb). Every value has one block, fixed by its producer, so
+//     consecutive convs agree without transforms. Other grouped convs stay conv2d.
 //   - elemwise/broadcast ops (bias/residual add, activations, clip, ...) whose output has the
 //     4-D shape of a blocked activation among their arguments follow the blocked layout; their
 //     other operands are converted: activations of the same shape by layout_transform (or a
@@ -70,6 +74,14 @@ class LayoutAlterer : public ir::GraphMutator {
     int64_t block;
   };
 
+  // The block of a conv result with `channels` channels: two vectors (2 * block_) when they
+  // divide it, so the conv's register tile has two vector accumulators per output column (twice
+  // the FMAs per broadcast input value of a one-vector block), else the largest divisor <= block_.
+  int64_t channel_block(int64_t channels) const {
+    if (channels % (2 * block_) == 0) return 2 * block_;
+    return largest_divisor_at_most(channels, block_);
+  }
+
   // The blocked source of a to-NCHW transform this pass made.
   const Blocked* blocked_source(const Value& v) const {
     auto it = to_plain_.find(v.node.get());
@@ -117,8 +129,8 @@ class LayoutAlterer : public ir::GraphMutator {
     const bool depthwise = groups > 1 && groups == c && groups == m;
     if (groups != 1 && !depthwise) return std::nullopt;
     const Blocked* in = blocked_source(args[0]);
-    int64_t xb = in ? in->block : largest_divisor_at_most(c, block_);
-    const int64_t ob = depthwise ? xb : largest_divisor_at_most(m, block_);
+    int64_t xb = in ? in->block : channel_block(c);
+    const int64_t ob = depthwise ? xb : channel_block(m);
     const int64_t ib = depthwise ? 1 : xb;
     const Value data = as_blocked(args[0], xb);
     const Value weights =
