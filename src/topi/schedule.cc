@@ -206,6 +206,12 @@ Knobs default_knobs(const ComputeResult& result, const codegen::Target& target) 
         int64_t taps = 1;
         for (const tir::IterVar& r : a.get()->reduce_axis()) taps *= extent_of(r);
         k.set("unroll_taps", taps <= 25 ? 1 : 0);
+        // Output rows per band (the padded input rows are copied once per band): the largest
+        // divisor of OH <= 8 (no partial band) that leaves at least 32 parallel bands, else 1.
+        const int64_t oh = a.shape()[2], planes = a.shape()[0] * a.shape()[1];
+        int64_t band = largest_divisor(oh, 8);
+        while (band > 1 && planes * (oh / band) < 32) band = largest_divisor(oh, band - 1);
+        k.set("rows_per_band", band);
         break;
       }
       k.set("tile_ow", ow >= 2 * lanes ? 2 * lanes : ow >= lanes ? lanes : ow);

@@ -76,7 +76,7 @@ namespace {
 // tile is accumulated in registers (columns unrolled, the channel block one vector) attached
 // inside the tile, and the epilogue (bias, activation, clip: the output stage's inlined
 // expression) is applied to the registers before the single store. The zero-padded input rows
-// that one output row reads are built per row (stack buffer, L1).
+// that one band of output rows reads are built per band (L1/L2).
 void schedule_depthwise_nchwc(tir::Schedule& s, const ComputeResult& r, const Knobs& k) {
   const tir::Tensor a = r.parts.at("anchor");
   const int64_t tile_ow = k.get("tile_ow");
@@ -93,6 +93,10 @@ void schedule_depthwise_nchwc(tir::Schedule& s, const ComputeResult& r, const Kn
   handled.push_back(top);
   handled.push_back(red);
   Stage st = s[top];
+  // Bands of rows_per_band output rows: (n, cb, band) fused and parallel; the padded input rows
+  // a band reads are built once per band ((band - 1) * stride + kh rows instead of kh per row).
+  const int64_t band = k.get("rows_per_band");
+  auto [oho, ohi] = st.split(st.axis(2), band);
   auto [owo, owi] = st.split(st.axis(3), tile_ow);
   const IterVar rows = fuse_leading(st, 3);
   st.parallel(rows);

@@ -5,6 +5,8 @@
 // max_pool2d_nchwc / avg_pool2d_nchwc against their references (the plain pools').
 // Tolerance: the reference sums in double, the kernel in f32 over kh*kw terms (sum_tol); max
 // pooling is exact; average pooling rtol 1e-5.
+#include <tuple>
+
 #include "topi_test_util.h"
 
 namespace kiln::topi::testing {
@@ -62,6 +64,8 @@ TEST(TopiNchwc, DepthwiseShapes) {
   check_depthwise({{1, 1, 10, 10, 8}, {7, 7}, {1, 1}, {3, 3, 3, 3}});                 // 49 taps: loop, no unroll
   check_depthwise({{1, 2, 8, 112, 8}, {3, 3}, {2, 2}, {0, 0, 1, 1}, {1, 1}, true});   // MobileNet-style stride 2
   check_depthwise({{1, 1, 7, 9, 3}, {3, 3}, {1, 1}, {1, 1, 1, 1}});                   // C = 3
+  check_depthwise({{1, 8, 16, 9, 8}, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, true});    // bands of 4 rows
+  check_depthwise({{1, 16, 31, 10, 8}, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, true});  // stride 2, bands of 8
   check_depthwise({{1, 2, 9, 9, 8}, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, true}, DType::kF64);
 }
 
@@ -71,9 +75,10 @@ TEST(TopiNchwc, DepthwiseOtherKnobValues) {
   for (const auto& t : depthwise_inputs(d, DType::kF32)) in.push_back(tir::placeholder(t.shape, t.dtype, "x"));
   const Knobs defaults = default_knobs(
       compute_op("conv2d_nchwc", in, depthwise_attrs(d), layout_hints(codegen::host_target())), codegen::host_target());
-  for (const auto& [tile, unroll] : std::vector<std::pair<int64_t, int64_t>>{{1, 0}, {4, 1}, {5, 0}, {13, 1}}) {
+  for (const auto& [tile, unroll, band] :
+       std::vector<std::tuple<int64_t, int64_t, int64_t>>{{1, 0, 1}, {4, 1, 6}, {5, 0, 2}, {13, 1, 4}}) {
     Knobs k = defaults;
-    k.set("tile_ow", tile).set("unroll_taps", unroll);
+    k.set("tile_ow", tile).set("unroll_taps", unroll).set("rows_per_band", band);  // OH = 6: 4 is a partial band
     check_depthwise(d, DType::kF32, k);
   }
 }
