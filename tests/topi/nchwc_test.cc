@@ -55,6 +55,25 @@ TEST(TopiNchwc, DepthwiseUsesTheBlockedTemplate) {
   EXPECT_TRUE(r.parts.count("pad"));
 }
 
+// The knobs come from the target: MobileNetV2's first depthwise layer (112x112, 32 channels) in
+// the block AlterOpLayout gives it (2 vectors: 16 on AVX2, 32 on AVX-512), and it lowers for both.
+TEST(TopiNchwc, DepthwiseKnobsFollowTheTarget) {
+  // {cpu, block, tile_ow, rows_per_band (the largest divisor of 112 <= 8 leaving >= 32 bands)}
+  for (const auto& [cpu, b, tile, band] : std::vector<std::tuple<std::string, int64_t, int64_t, int64_t>>{
+           {"znver3", 16, 4, 7}, {"znver4", 32, 14, 2}}) {
+    const codegen::Target target = codegen::parse_target("llvm -mcpu=" + cpu);
+    const Depthwise d{{1, 32 / b, 112, 112, b}, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, true};
+    std::vector<tir::Tensor> in;
+    for (const auto& t : depthwise_inputs(d, DType::kF32)) in.push_back(tir::placeholder(t.shape, t.dtype, "x"));
+    const Knobs k = default_knobs(compute_op("conv2d_nchwc", in, depthwise_attrs(d), layout_hints(target)), target);
+    EXPECT_EQ(k.get("tile_ow"), tile) << cpu;  // (registers - 4) / (b / lanes) columns, a divisor of 112
+    EXPECT_EQ(k.get("unroll_taps"), 1) << cpu;
+    EXPECT_EQ(k.get("rows_per_band"), band) << cpu;
+    const tir::PrimFunc f = build_op_kernel("conv2d_nchwc", depthwise_inputs(d, DType::kF32), depthwise_attrs(d), target);
+    EXPECT_NE(f.get(), nullptr) << cpu;
+  }
+}
+
 TEST(TopiNchwc, DepthwiseShapes) {
   check_depthwise({{1, 2, 13, 13, 8}, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, true});   // 13 wide: tail tile
   check_depthwise({{1, 3, 14, 15, 4}, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, true});   // C = 12, block 4, stride 2
