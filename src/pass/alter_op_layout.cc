@@ -1,10 +1,14 @@
-// AlterOpLayout: converts conv2d chains to the blocked NCHW{b}c layout (b = PassOptions::
-// layout_block, the target's f32 vector width; 8 for AVX2, 16 for AVX-512). Contract:
+// AlterOpLayout: converts conv2d chains to the blocked NCHW{B}c layout, B derived from
+// b = PassOptions::layout_block, the target's f32 vector width (8 for AVX2, 16 for AVX-512).
+// Contract:
 //   - conv2d with groups == 1, or depthwise (groups == C == M), becomes conv2d_nchwc on NCHW{xb}c
 //     data with OIHW{ib}i{ob}o weights (a layout_transform of the weights, which the following
-//     FoldConstant evaluates at compile time when they are constants). Blocks: ob = the largest
-//     divisor of M that is <= b; xb = the block the input already has, else the largest divisor of
-//     C <= b; ib = xb (depthwise: ib = 1, ob = xb). Other grouped convs stay conv2d.
+//     FoldConstant evaluates at compile time when they are constants). Blocks, from the channel
+//     count n: channel_block(n) = 2b (two vectors: the conv's register tile gets two vector
+//     accumulators per output column) when 2b divides n, else the largest divisor of n <= b.
+//     ob = channel_block(M); xb = the block the input already has, else channel_block(C);
+//     ib = xb (depthwise: ib = 1, ob = xb). Every value has one block, fixed by its producer, so
+//     consecutive convs agree without transforms. Other grouped convs stay conv2d.
 //   - elemwise/broadcast ops (bias/residual add, activations, clip, ...) whose output has the
 //     4-D shape of a blocked activation among their arguments follow the blocked layout; their
 //     other operands are converted: activations of the same shape by layout_transform (or a
@@ -12,12 +16,14 @@
 //     layout_transform, operands broadcast along C ([1,1,H,W]) by reshape, scalars unchanged.
 //     Constant operands are thus folded by FoldConstant. batch_norm (pattern broadcast, but not
 //     numpy broadcasting) never follows; SimplifyInference removes it first.
+//   - max_pool2d / avg_pool2d of a blocked value become max_pool2d_nchwc / avg_pool2d_nchwc on the
+//     blocks (same block and attributes), so pooling between convs is no chain border.
 //   - layout transforms back to NCHW are inserted only at chain borders: before any other consumer
-//     (pooling, reshape, softmax, ...) and before graph outputs. Each blocked value gets at most one
+//     (global pooling, reshape, softmax, ...) and before graph outputs. Each blocked value gets at most one
 //     such transform (and each plain value at most one transform per block).
 //   - values are exactly those of the original graph (conv2d_nchwc's reference is conv2d's; the
 //     transforms move elements).
-// Stats: "convs_converted", "layout_transforms" (transforms of activations in the result: the
+// Stats: "convs_converted", "pools_blocked", "layout_transforms" (transforms of activations in the result: the
 // runtime cost), "constant_transforms" (on constants, folded by FoldConstant), "block" (b).
 #include <algorithm>
 #include <map>
@@ -53,6 +59,8 @@ class LayoutAlterer : public ir::GraphMutator {
   std::vector<Value> rewrite_call(const ir::CallNode& node, const std::vector<Value>& args) override {
     if (&node.op() == conv2d_) {
       if (auto v = rewrite_conv(node, args)) return {*v};
+    } else if (const ir::OpDef* blocked = blocked_pool_of(node.op())) {
+      if (auto v = rewrite_pool(node, args, *blocked)) return {*v};
     } else if (node.num_outputs() == 1 && &node.op() != batch_norm_ &&
                node.op().pattern <= ir::OpPattern::kBroadcast) {
       if (auto v = rewrite_elementwise(node, args)) return {*v};
@@ -65,6 +73,14 @@ class LayoutAlterer : public ir::GraphMutator {
     Value value;  // the NCHW{block}c tensor
     int64_t block;
   };
+
+  // The block of a conv result with `channels` channels: two vectors (2 * block_) when they
+  // divide it, so the conv's register tile has two vector accumulators per output column (twice
+  // the FMAs per broadcast input value of a one-vector block), else the largest divisor <= block_.
+  int64_t channel_block(int64_t channels) const {
+    if (channels % (2 * block_) == 0) return 2 * block_;
+    return largest_divisor_at_most(channels, block_);
+  }
 
   // The blocked source of a to-NCHW transform this pass made.
   const Blocked* blocked_source(const Value& v) const {
@@ -113,8 +129,8 @@ class LayoutAlterer : public ir::GraphMutator {
     const bool depthwise = groups > 1 && groups == c && groups == m;
     if (groups != 1 && !depthwise) return std::nullopt;
     const Blocked* in = blocked_source(args[0]);
-    int64_t xb = in ? in->block : largest_divisor_at_most(c, block_);
-    const int64_t ob = depthwise ? xb : largest_divisor_at_most(m, block_);
+    int64_t xb = in ? in->block : channel_block(c);
+    const int64_t ob = depthwise ? xb : channel_block(m);
     const int64_t ib = depthwise ? 1 : xb;
     const Value data = as_blocked(args[0], xb);
     const Value weights =
@@ -124,6 +140,23 @@ class LayoutAlterer : public ir::GraphMutator {
     NodePtr conv = ir::make_call(*conv2d_nchwc_, conv_args, node.attrs(), node.name());
     ++ctx_.stat("convs_converted");
     return plain_view(conv->output(), ob);
+  }
+
+  // The blocked form of a window pooling op (max_pool2d -> max_pool2d_nchwc), or null.
+  const ir::OpDef* blocked_pool_of(const ir::OpDef& op) const {
+    if (&op == max_pool2d_) return max_pool2d_nchwc_;
+    if (&op == avg_pool2d_) return avg_pool2d_nchwc_;
+    return nullptr;
+  }
+
+  // A pool whose input is blocked pools the blocks (same block, same attributes): no transform
+  // before or after it, so conv -> pool -> conv stays one blocked chain.
+  std::optional<Value> rewrite_pool(const ir::CallNode& node, const std::vector<Value>& args, const ir::OpDef& blocked) {
+    const Blocked* in = blocked_source(args[0]);
+    if (!in || node.num_outputs() != 1) return std::nullopt;
+    NodePtr pool = ir::make_call(blocked, {in->value}, node.attrs(), node.name());
+    ++ctx_.stat("pools_blocked");
+    return plain_view(pool->output(), in->block);
   }
 
   std::optional<Value> rewrite_elementwise(const ir::CallNode& node, const std::vector<Value>& args) {
@@ -174,6 +207,10 @@ class LayoutAlterer : public ir::GraphMutator {
   const ir::OpDef* conv2d_nchwc_ = op_ptr("conv2d_nchwc");
   const ir::OpDef* layout_transform_ = op_ptr("layout_transform");
   const ir::OpDef* reshape_ = op_ptr("reshape");
+  const ir::OpDef* max_pool2d_ = op_ptr("max_pool2d");
+  const ir::OpDef* avg_pool2d_ = op_ptr("avg_pool2d");
+  const ir::OpDef* max_pool2d_nchwc_ = op_ptr("max_pool2d_nchwc");
+  const ir::OpDef* avg_pool2d_nchwc_ = op_ptr("avg_pool2d_nchwc");
   const ir::OpDef* batch_norm_ = op_ptr("batch_norm");
   std::unordered_map<const ir::Node*, Blocked> to_plain_;
   std::map<std::tuple<const ir::Node*, int, int64_t>, Value> memo_;

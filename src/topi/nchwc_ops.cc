@@ -7,9 +7,11 @@
 //                     compile time), the input read in place when xb == ib (copied only to pad
 //                     or subsample; another blocking goes through an NCHW index map that the
 //                     packing stage inlines), and the bias added in the output nest (applied to
-//                     the register tile with the rest of a fused elementwise epilogue). Other
-//                     groups (depthwise) and dtypes: conv2d's own compute on the unblocked input
-//                     and weights, its output blocked in the output nest.
+//                     the register tile with the rest of a fused elementwise epilogue).
+//                     Depthwise (groups == C, weights OIHW1i{b}o, f32/f64): the blocked depthwise
+//                     compute of depthwise_nchwc.cc, no unblocking. Other groups and dtypes:
+//                     conv2d's own compute on the unblocked input and weights, its output blocked
+//                     in the output nest.
 // Added by the driver helper so that -O3 can lower; owned by topi.
 #include <map>
 
@@ -17,6 +19,7 @@
 #include "kiln/topi/build.h"
 #include "kiln/topi/compute.h"
 #include "kiln/topi/nn.h"
+#include "topi/nchwc.h"
 #include "topi/topi_util.h"
 
 namespace kiln::topi {
@@ -72,6 +75,9 @@ ComputeResult conv2d_nchwc_compute(const std::vector<Tensor>& in, const ir::Attr
   const Conv2dParams p = conv2d_params(attrs);
   const DType dt = out[0].dtype;
   const Tensor xb = in[0], w = in[1];
+  if (is_blocked_depthwise(xb, w, p, out[0])) {
+    return depthwise_conv2d_nchwc(xb, w, in.size() > 2 ? std::optional<Tensor>(in[2]) : std::nullopt, p, out[0]);
+  }
   const ir::Shape& xs = xb.shape();
   const int64_t xblock = xs[4];
   const ir::Shape& os = out[0].shape;

@@ -1,7 +1,11 @@
-// max_pool2d and avg_pool2d (NCHW): one reduction over the (kh, kw) window per output element.
-// Padding reads are read_or (max: the type's lowest value, avg: 0). avg's divisor counts the taps
+// max_pool2d and avg_pool2d (NCHW) and their blocked forms max_pool2d_nchwc / avg_pool2d_nchwc
+// (NCHW{b}c in and out): one reduction over the (kh, kw) window per output element. Padding reads
+// are read_or (max: the type's lowest value, avg: 0); in the blocked form the test depends on the
+// pixel only, so it is one scalar compare per vector of b channels. avg's divisor counts the taps
 // inside the input (or the padded input with count_include_pad), computed by a second, cheap
-// reduction of 0/1 over the same window so ceil_mode's clipped windows are right.
+// reduction of 0/1 over the same window so ceil_mode's clipped windows are right. NCHW pools use
+// the generic reduction template; blocked pools the blocked window template (kDepthwise with a
+// rank-5 anchor: the channel block is the vector, a tile of output columns in registers).
 #include <limits>
 
 #include "kiln/topi/compute.h"
@@ -24,9 +28,15 @@ Window window_of(const ir::Attrs& attrs) {
   return {k[0], k[1], s[0], s[1], d[0], d[1], p[0], p[1], p[2], p[3]};
 }
 
-ComputeResult pool_compute(bool is_max, const std::vector<Tensor>& in, const ir::Attrs& attrs,
+ComputeResult pool_compute(bool is_max, bool blocked, const std::vector<Tensor>& in, const ir::Attrs& attrs,
                            const std::vector<ir::TensorType>& out) {
   const Tensor x = in[0];
+  // The input index of output element i's tap at (h, w): [n, c, h, w] or [n, cb, h, w, c].
+  auto at = [&](const std::vector<Var>& i, const Expr& h, const Expr& v) {
+    std::vector<Expr> idx = {i[0], i[1], h, v};
+    if (blocked) idx.push_back(i[4]);
+    return idx;
+  };
   const Window w = window_of(attrs);
   const DType dt = x.dtype(), ct = compute_dtype(dt);
   const int64_t H = x.shape()[2], W = x.shape()[3];
@@ -34,14 +44,14 @@ ComputeResult pool_compute(bool is_max, const std::vector<Tensor>& in, const ir:
   auto ih = [&](const Var& oh) { return oh * w.sh + Expr(rh) * w.dh - w.pt; };
   auto iw = [&](const Var& ow) { return ow * w.sw + Expr(rw) * w.dw - w.pl; };
   ComputeResult r;
-  r.schedule = ScheduleKind::kReduction;
+  r.schedule = blocked ? ScheduleKind::kDepthwise : ScheduleKind::kReduction;
   if (is_max) {
     const Expr lowest = ir::is_float(dt) ? constant(ct, -std::numeric_limits<double>::infinity())
                                          : tir::type_min(tir::Type(ct));
     Tensor y = tir::compute(
         out[0].shape,
         [&](const std::vector<Var>& i) {
-          return tir::max_reduce(cast_to(ct, tir::read_or(x, {i[0], i[1], ih(i[2]), iw(i[3])}, cast_to(dt, lowest))),
+          return tir::max_reduce(cast_to(ct, tir::read_or(x, at(i, ih(i[2]), iw(i[3])), cast_to(dt, lowest))),
                                  {rh, rw});
         },
         "max_pool2d_red");
@@ -54,7 +64,7 @@ ComputeResult pool_compute(bool is_max, const std::vector<Tensor>& in, const ir:
   Tensor s = tir::compute(
       out[0].shape,
       [&](const std::vector<Var>& i) {
-        return tir::sum(cast_to(ct, tir::read_or(x, {i[0], i[1], ih(i[2]), iw(i[3])}, constant(dt, 0))), {rh, rw});
+        return tir::sum(cast_to(ct, tir::read_or(x, at(i, ih(i[2]), iw(i[3])), constant(dt, 0))), {rh, rw});
       },
       "avg_pool2d_sum");
   tir::IterVar ch = tir::reduce_axis(w.kh, "ch"), cw = tir::reduce_axis(w.kw, "cw");
@@ -77,12 +87,15 @@ ComputeResult pool_compute(bool is_max, const std::vector<Tensor>& in, const ir:
   return r;
 }
 
-KILN_REGISTER_COMPUTE(max_pool2d, "max_pool2d",
-                      [](const std::vector<Tensor>& in, const ir::Attrs& a, const std::vector<ir::TensorType>& o,
-                         const LayoutHints&) { return pool_compute(true, in, a, o); });
-KILN_REGISTER_COMPUTE(avg_pool2d, "avg_pool2d",
-                      [](const std::vector<Tensor>& in, const ir::Attrs& a, const std::vector<ir::TensorType>& o,
-                         const LayoutHints&) { return pool_compute(false, in, a, o); });
+ComputeFn pool_fn(bool is_max, bool blocked) {
+  return [is_max, blocked](const std::vector<Tensor>& in, const ir::Attrs& a, const std::vector<ir::TensorType>& o,
+                           const LayoutHints&) { return pool_compute(is_max, blocked, in, a, o); };
+}
+
+KILN_REGISTER_COMPUTE(max_pool2d, "max_pool2d", pool_fn(true, false));
+KILN_REGISTER_COMPUTE(avg_pool2d, "avg_pool2d", pool_fn(false, false));
+KILN_REGISTER_COMPUTE(max_pool2d_nchwc, "max_pool2d_nchwc", pool_fn(true, true));
+KILN_REGISTER_COMPUTE(avg_pool2d_nchwc, "avg_pool2d_nchwc", pool_fn(false, true));
 
 }  // namespace
 }  // namespace kiln::topi

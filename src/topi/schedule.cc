@@ -265,6 +265,26 @@ Knobs default_knobs(const ComputeResult& result, const codegen::Target& target) 
       const tir::Tensor a = result.parts.at("anchor");
       const int64_t ow = a.shape()[3];
       const int64_t lanes = k.get("vector");
+      if (a.ndim() == 5) {
+        // Blocked: tile_ow columns x (b / lanes) vector accumulators, leaving 4 registers for the
+        // weight and input vectors; an exact divisor of the width of at least half that (no tail
+        // tile), else the cap with a shorter last tile. Taps unrolled (the loads of an input
+        // column shared by neighbouring columns' taps are then reused) unless the window is big.
+        const int64_t vecs = std::max<int64_t>(1, (a.shape()[4] + lanes - 1) / lanes);
+        const int64_t cap = std::max<int64_t>(1, std::min<int64_t>(16, (hints.num_vector_regs - 4) / vecs));
+        const int64_t divisor = largest_divisor(ow, cap);
+        k.set("tile_ow", divisor * 2 >= cap ? divisor : std::min(ow, cap));
+        int64_t taps = 1;
+        for (const tir::IterVar& r : a.get()->reduce_axis()) taps *= extent_of(r);
+        k.set("unroll_taps", taps <= 25 ? 1 : 0);
+        // Output rows per band (the padded input rows are copied once per band): the largest
+        // divisor of OH <= 8 (no partial band) that leaves at least 32 parallel bands, else 1.
+        const int64_t oh = a.shape()[2], planes = a.shape()[0] * a.shape()[1];
+        int64_t band = largest_divisor(oh, 8);
+        while (band > 1 && planes * (oh / band) < 32) band = largest_divisor(oh, band - 1);
+        k.set("rows_per_band", band);
+        break;
+      }
       k.set("tile_ow", ow >= 2 * lanes ? 2 * lanes : ow >= lanes ? lanes : ow);
       break;
     }
@@ -274,7 +294,7 @@ Knobs default_knobs(const ComputeResult& result, const codegen::Target& target) 
 
 void apply_schedule(tir::Schedule& s, const ComputeResult& result, const Knobs& knobs) {
   for (const auto& [name, value] : knobs.values()) {
-    if (value < 0 || (value == 0 && name != "rows_outer" && name != "panel_outer")) {
+    if (value < 0 || (value == 0 && name != "rows_outer" && name != "panel_outer" && name != "unroll_taps")) {
       throw UserError(UserErrorKind::kInvalidArgument, "schedule knob '" + name + "'",
                       "is " + std::to_string(value) + ", expected a positive value", "");
     }

@@ -157,8 +157,66 @@ void schedule_conv2d_nchwc(tir::Schedule& s, const ComputeResult& r, const Knobs
   schedule_rest(s, r, k, handled);
 }
 
+namespace {
+
+// Blocked depthwise (anchor [N, C/b, OH, OW, b]): the stage that writes the kernel's output runs
+// the loops (n, cb, oh) fused and parallel, then tiles of tile_ow columns; the window sum of one
+// tile is accumulated in registers (columns unrolled, the channel block one vector) attached
+// inside the tile, and the epilogue (bias, activation, clip: the output stage's inlined
+// expression) is applied to the registers before the single store. The zero-padded input rows
+// that one band of output rows reads are built per band (L1/L2).
+void schedule_depthwise_nchwc(tir::Schedule& s, const ComputeResult& r, const Knobs& k) {
+  const tir::Tensor a = r.parts.at("anchor");
+  const int64_t tile_ow = k.get("tile_ow");
+  std::vector<tir::Tensor> handled = {a};
+  // The stage that owns the loop nest: the single output when it is an elementwise function of
+  // the window sum (same shape), else the window sum itself with a cache_write accumulator.
+  tir::Tensor top = a, red = a;
+  const tir::Tensor out = r.outputs[0];
+  if (r.outputs.size() == 1 && !out.same_as(a) && out.shape() == a.shape()) {
+    top = out;
+  } else {
+    red = s.cache_write(a);
+  }
+  handled.push_back(top);
+  handled.push_back(red);
+  Stage st = s[top];
+  // Bands of rows_per_band output rows: (n, cb, band) fused and parallel; the padded input rows
+  // a band reads are built once per band ((band - 1) * stride + kh rows instead of kh per row).
+  const int64_t band = k.get("rows_per_band");
+  auto [oho, ohi] = st.split(st.axis(2), band);
+  auto [owo, owi] = st.split(st.axis(3), tile_ow);
+  const IterVar rows = fuse_leading(st, 3);
+  st.parallel(rows);
+  st.unroll(owi);
+  st.vectorize(st.leaf_axes().back());
+  Stage sr = s[red];
+  sr.compute_at(st, owo);
+  sr.reorder({sr.reduce_axis(0), sr.reduce_axis(1), sr.axis(3), sr.axis(4)});
+  if (k.get("unroll_taps") != 0) {
+    sr.unroll(sr.reduce_axis(0));
+    sr.unroll(sr.reduce_axis(1));
+  }
+  sr.unroll(sr.axis(3));
+  sr.vectorize(sr.axis(4));
+  if (r.parts.count("pad")) {
+    const tir::Tensor pad = r.parts.at("pad");
+    Stage sp = s[pad];
+    sp.compute_at(st, rows);
+    sp.vectorize(sp.axis(4));
+    handled.push_back(pad);
+  }
+  schedule_rest(s, r, k, handled);
+}
+
+}  // namespace
+
 void schedule_depthwise(tir::Schedule& s, const ComputeResult& r, const Knobs& k) {
   const tir::Tensor a = r.parts.at("anchor");
+  if (a.ndim() == 5) {
+    schedule_depthwise_nchwc(s, r, k);
+    return;
+  }
   const int64_t tile_ow = k.get("tile_ow"), vector = k.get("vector");
   const tir::Tensor al = s.cache_write(a);
   Stage sa = s[a];

@@ -5,6 +5,8 @@
 // (max relative error 0), except where FoldConstant is involved it is exact too.
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "pass/pass_test_util.h"
 
 namespace kiln::pass::testing {
@@ -32,10 +34,11 @@ TEST(AlterOpLayout, SingleConvBeforeExpected) {
   NodePtr w = random_constant("w", {8, 8, 3, 3}, 1);
   const Attrs attrs = Attrs().set("pads", std::vector<int64_t>{1, 1, 1, 1});
   Graph before({x}, {make_call("conv2d", {x->output(), w->output()}, attrs)->output()}, {"y"});
+  // Block option 4 (vector lanes): 8 channels are two vectors, one block of 8.
   PipelineResult r = run_passes(before, {"AlterOpLayout"}, block(4));
-  Value data = lt(x->output(), "NCHW", "NCHW4c");
-  Value weights = lt(w->output(), "OIHW", "OIHW4i4o");
-  Value y = lt(make_call("conv2d_nchwc", {data, weights}, attrs)->output(), "NCHW4c", "NCHW");
+  Value data = lt(x->output(), "NCHW", "NCHW8c");
+  Value weights = lt(w->output(), "OIHW", "OIHW8i8o");
+  Value y = lt(make_call("conv2d_nchwc", {data, weights}, attrs)->output(), "NCHW8c", "NCHW");
   Graph expected({x}, {y}, {"y"});
   std::string why;
   EXPECT_TRUE(structurally_equal(r.graph, expected, &why)) << why << "\n" << graph_to_text(r.graph);
@@ -63,28 +66,67 @@ TEST(AlterOpLayout, ChainKeepsBlockedLayoutThroughElementwiseOps) {
   EXPECT_EQ(r.stat("AlterOpLayout", "layout_transforms"), 2);  // the input and the output
   EXPECT_EQ(count_op(r.graph, "layout_transform"), 2) << graph_to_text(r.graph);  // weights, bias folded
   EXPECT_EQ(count_op(r.graph, "reshape"), 0);
-  // The first conv has C = 3: its input block is 3 (the largest divisor <= 8), output block 8.
+  // The first conv has C = 3: its input block is 3 (the largest divisor <= 8); 16 output
+  // channels are two vectors: block 16.
   bool saw_c3 = false;
   for (const auto& node : r.graph.topo_order()) {
     if (node->kind() == NodeKind::kCall && node->as_call().op().name == "conv2d_nchwc") {
       saw_c3 = saw_c3 || node->as_call().args()[0].type().shape == Shape{1, 1, 6, 6, 3};
-      EXPECT_EQ(node->output_types()[0].shape, (Shape{1, 2, 6, 6, 8}));
+      EXPECT_EQ(node->output_types()[0].shape, (Shape{1, 1, 6, 6, 16}));
     }
   }
   EXPECT_TRUE(saw_c3);
   EXPECT_TRUE(same_results(before, r.graph, 0.0));
 }
 
-TEST(AlterOpLayout, PoolingIsAChainBorder) {
-  NodePtr x = make_input("x", {DType::kF32, {1, 8, 6, 6}});
+TEST(AlterOpLayout, WindowPoolingStaysBlocked) {
+  // conv -> max_pool -> conv -> avg_pool -> conv -> global_avg_pool: the window pools run on the
+  // blocks (no transform around them); global pooling is the chain border.
+  using Ints = std::vector<int64_t>;
+  NodePtr x = make_input("x", {DType::kF32, {1, 8, 9, 9}});
   Value c1 = conv(x->output(), 8, 1);
-  Value p = make_call("max_pool2d", {c1}, Attrs().set("kernel", std::vector<int64_t>{2, 2}).set("strides", std::vector<int64_t>{2, 2}))->output();
-  Value c2 = conv(p, 8, 2);
-  Value g = make_call("global_avg_pool", {c2}, {})->output();
-  Graph before({x}, {g, c2}, {"pooled", "features"});
+  Value p1 = make_call("max_pool2d", {c1},
+                       Attrs().set("kernel", Ints{3, 3}).set("strides", Ints{2, 2}).set("pads", Ints{1, 1, 1, 1}))
+                 ->output();
+  Value c2 = conv(p1, 16, 2);
+  Value p2 = make_call("avg_pool2d", {c2},
+                       Attrs().set("kernel", Ints{3, 3}).set("pads", Ints{1, 1, 1, 1}).set("ceil_mode", int64_t{1}))
+                 ->output();
+  Value c3 = conv(p2, 16, 3, 1, true);
+  Value g = make_call("global_avg_pool", {c3}, {})->output();
+  Graph before({x}, {g}, {"pooled"});
   PipelineResult r = run_passes(before, {"AlterOpLayout"}, block(8));
-  // in, out of conv1 (to the pool), in of conv2, out of conv2 (shared by the pool and the output).
-  EXPECT_EQ(r.stat("AlterOpLayout", "layout_transforms"), 4);
+  EXPECT_EQ(r.stat("AlterOpLayout", "layout_transforms"), 2) << graph_to_text(r.graph);  // the input, the global pool's
+  EXPECT_EQ(r.stat("AlterOpLayout", "pools_blocked"), 2);
+  EXPECT_EQ(count_op(r.graph, "max_pool2d_nchwc"), 1);
+  EXPECT_EQ(count_op(r.graph, "avg_pool2d_nchwc"), 1);
+  EXPECT_EQ(count_op(r.graph, "max_pool2d") + count_op(r.graph, "avg_pool2d"), 0);
+  EXPECT_TRUE(same_results(before, r.graph, 0.0));
+  EXPECT_TRUE(round_trips(r.graph));
+}
+
+TEST(AlterOpLayout, PoolKeepsItsInputBlockAndPlainPoolsStayPlain) {
+  using Ints = std::vector<int64_t>;
+  const Attrs window = Attrs().set("kernel", Ints{2, 2}).set("strides", Ints{2, 2});
+  // 12 channels: block 6; the pool keeps it and the next conv reads it without a transform.
+  NodePtr x = make_input("x", {DType::kF32, {1, 4, 8, 8}});
+  Value c1 = conv(x->output(), 12, 1);
+  Value p = make_call("max_pool2d", {c1}, window)->output();
+  Value c2 = conv(p, 8, 2);
+  // A pool of a graph input (not blocked) stays plain.
+  Value q = make_call("avg_pool2d", {x->output()}, window)->output();
+  Graph before({x}, {c2, q}, {"y", "q"});
+  PipelineResult r = run_passes(before, {"AlterOpLayout"}, block(8));
+  EXPECT_EQ(r.stat("AlterOpLayout", "layout_transforms"), 2);  // into conv1, out of conv2
+  EXPECT_EQ(count_op(r.graph, "avg_pool2d"), 1);
+  bool saw = false;
+  for (const auto& node : r.graph.topo_order()) {
+    if (node->kind() == NodeKind::kCall && node->as_call().op().name == "max_pool2d_nchwc") {
+      EXPECT_EQ(node->output_types()[0].shape, (Shape{1, 2, 4, 4, 6}));
+      saw = true;
+    }
+  }
+  EXPECT_TRUE(saw);
   EXPECT_TRUE(same_results(before, r.graph, 0.0));
 }
 
@@ -110,14 +152,19 @@ TEST(AlterOpLayout, GroupedConvsStayPlainAndNoConvIsUnchanged) {
 }
 
 TEST(AlterOpLayout, BlockSizeFromOptions) {
-  NodePtr x = make_input("x", {DType::kF32, {1, 32, 4, 4}});
-  Graph before({x}, {make_call("relu", {conv(x->output(), 32, 1)}, {})->output()}, {"y"});
-  for (int b : {8, 16}) {
+  // Channels -> block for the option (vector lanes) 8 and 16: two vectors when they divide the
+  // channels, else the largest divisor <= one vector.
+  const std::vector<std::tuple<int64_t, int, int64_t>> cases = {
+      {32, 8, 16}, {24, 8, 8}, {12, 8, 6}, {32, 16, 32}, {24, 16, 12}, {48, 16, 16}};
+  for (const auto& [channels, b, expected] : cases) {
+    NodePtr x = make_input("x", {DType::kF32, {1, channels, 4, 4}});
+    Graph before({x}, {make_call("relu", {conv(x->output(), channels, 1)}, {})->output()}, {"y"});
     Graph after = run_one("AlterOpLayout", before, block(b));
     bool found = false;
     for (const auto& node : after.topo_order()) {
       if (node->kind() == NodeKind::kCall && node->as_call().op().name == "conv2d_nchwc") {
-        EXPECT_EQ(node->output_types()[0].shape, (Shape{1, 32 / b, 4, 4, b}));
+        EXPECT_EQ(node->output_types()[0].shape, (Shape{1, channels / expected, 4, 4, expected}))
+            << channels << " channels, block option " << b;
         found = true;
       }
     }

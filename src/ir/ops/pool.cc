@@ -9,6 +9,7 @@
 #include "ir/ops/cast.h"
 #include "ir/ops/dtype_dispatch.h"
 #include "ir/ops/op_util.h"
+#include "ir/ops/pool_attrs.h"
 
 namespace kiln::ir::ops {
 namespace {
@@ -108,16 +109,6 @@ void avg_pool_kernel(const Window& w, bool count_include_pad, const Shape& xs, c
   });
 }
 
-std::vector<AttrSpec> pool_attrs() {
-  return {
-      {"kernel", AttrKind::kInts, std::nullopt, "[kh, kw]"},
-      {"strides", AttrKind::kInts, AttrValue(std::vector<int64_t>{1, 1}), "[sh, sw]"},
-      {"pads", AttrKind::kInts, AttrValue(std::vector<int64_t>{0, 0, 0, 0}), "[top, left, bottom, right]"},
-      {"dilations", AttrKind::kInts, AttrValue(std::vector<int64_t>{1, 1}), "[dh, dw]"},
-      {"ceil_mode", AttrKind::kInt, AttrValue(int64_t{0}), "1: round the output size up"},
-  };
-}
-
 std::vector<TensorType> infer_global(const std::string& op, const std::vector<TensorType>& in) {
   const TensorType& x = in[0];
   require_dtype(op, 0, "x", x.dtype, DTypeSet::kFloat);
@@ -158,7 +149,7 @@ KILN_REGISTER_OP(max_pool2d) {
   OpDef d;
   d.name = "max_pool2d";
   d.doc = "2-D max pooling, NCHW (padding never wins; nan propagates)";
-  d.attrs = pool_attrs();
+  d.attrs = pool2d_attr_specs(false);
   d.infer_type = [](const std::vector<TensorType>& in, const Attrs& attrs) {
     return infer_pool2d("max_pool2d", in, attrs, DTypeSet::kNumeric);
   };
@@ -183,8 +174,7 @@ KILN_REGISTER_OP(avg_pool2d) {
   OpDef d;
   d.name = "avg_pool2d";
   d.doc = "2-D average pooling, NCHW";
-  d.attrs = pool_attrs();
-  d.attrs.push_back({"count_include_pad", AttrKind::kInt, AttrValue(int64_t{0}), "1: padding counts in the divisor"});
+  d.attrs = pool2d_attr_specs(true);
   d.infer_type = [](const std::vector<TensorType>& in, const Attrs& attrs) {
     return infer_pool2d("avg_pool2d", in, attrs, DTypeSet::kFloat);
   };

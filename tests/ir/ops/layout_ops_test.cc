@@ -1,5 +1,6 @@
-// layout_transform and conv2d_nchwc: hand-computed blocking, round trips through several blocks,
-// conv2d_nchwc against conv2d (numpy cases live in op_cases.py), and every user-facing error.
+// layout_transform, conv2d_nchwc and the blocked pools: hand-computed blocking, round trips
+// through several blocks, conv2d_nchwc against conv2d and max/avg_pool2d_nchwc against the plain
+// pools (numpy cases live in op_cases.py), and every user-facing error.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -93,6 +94,35 @@ TEST(Conv2dNCHWc, Errors) {
                                 K::kInvalidArgument, "dimension 1 must be C/groups"));
   EXPECT_TRUE(throws_user_error([&] { infer("conv2d_nchwc", {{DType::kI32, {1, 2, 5, 5, 4}}, {DType::kI32, {1, 2, 3, 3, 4, 8}}}, {}); },
                                 K::kUnsupported, "conv2d"));
+}
+
+TEST(PoolNCHWc, AgreesWithThePlainPoolBitForBit) {
+  NDArray x = iota({2, 12, 7, 9});
+  for (int64_t i = 0; i < x.numel(); ++i) x.set_from_double(i, std::sin(static_cast<double>(i)));
+  const Attrs attrs = Attrs()
+                          .set("kernel", std::vector<int64_t>{3, 2})
+                          .set("strides", std::vector<int64_t>{2, 2})
+                          .set("pads", std::vector<int64_t>{1, 0, 1, 1})
+                          .set("ceil_mode", int64_t{1});
+  const NDArray xb = run1("layout_transform", {x}, layouts("NCHW", "NCHW6c"));
+  for (const std::string op : {"max_pool2d", "avg_pool2d"}) {
+    const NDArray expected = run1(op, {x}, attrs);
+    const NDArray y = run1(op + "_nchwc", {xb}, attrs);
+    EXPECT_EQ(y.shape(), (Shape{2, 2, expected.shape()[2], expected.shape()[3], 6})) << op;
+    EXPECT_TRUE(run1("layout_transform", {y}, layouts("NCHW6c", "NCHW")).bitwise_equal(expected)) << op;
+  }
+}
+
+TEST(PoolNCHWc, Errors) {
+  const Attrs k = Attrs().set("kernel", std::vector<int64_t>{2, 2});
+  EXPECT_TRUE(throws_user_error([&] { infer("max_pool2d_nchwc", {{DType::kF32, {1, 8, 5, 5}}}, k); },
+                                K::kInvalidArgument, "x"));
+  // The plain op's checks apply: pads not smaller than the kernel.
+  EXPECT_TRUE(throws_user_error(
+      [&] { infer("avg_pool2d_nchwc", {{DType::kF32, {1, 2, 5, 5, 4}}}, Attrs(k).set("pads", std::vector<int64_t>{2, 0, 0, 0})); },
+      K::kInvalidArgument, "pads"));
+  EXPECT_TRUE(throws_user_error([&] { infer("avg_pool2d_nchwc", {{DType::kI32, {1, 2, 5, 5, 4}}}, k); },
+                                K::kUnsupported, "avg_pool2d"));
 }
 
 }  // namespace

@@ -445,6 +445,23 @@ def build_cases():
         ma = rand(*ashape)
         y = np.matmul(ma.astype(np.float64), bw.astype(np.float64)).astype(np.float32)
         case(name, "matmul_packed", [ma, pack_b(bw, 16)], [y], {"n": 37}, rtol=1e-5, atol=1e-5)
+    def pool_nchwc_case(name, op, xs, b, k, s, pads, ceil=False, cip=False):  # the plain pool, blocked
+        xx = rand(*xs)
+        if op == "max_pool2d_nchwc":
+            xp_ = F.pad(t64(xx), (pads[1], pads[3], pads[0], pads[2]), value=-math.inf)
+            y = F.max_pool2d(xp_, k, s, 0, 1, ceil_mode=ceil)
+            attrs = {"kernel": list(k), "strides": list(s), "pads": list(pads), "ceil_mode": int(ceil)}
+        else:
+            y = F.avg_pool2d(t64(xx), k, s, (pads[0], pads[1]), ceil_mode=ceil, count_include_pad=cip)
+            attrs = {"kernel": list(k), "strides": list(s), "pads": list(pads), "ceil_mode": int(ceil),
+                     "count_include_pad": int(cip)}
+        case(name, op, [to_nchwc(xx, b)], [to_nchwc(y.numpy(), b).astype(np.float32)], attrs)
+
+    pool_nchwc_case("max_pool2d_nchwc_basic", "max_pool2d_nchwc", (1, 12, 7, 9), 4, (3, 3), (2, 2), (1, 1, 1, 1))
+    pool_nchwc_case("max_pool2d_nchwc_ceil", "max_pool2d_nchwc", (2, 6, 6, 6), 6, (2, 2), (2, 2), (1, 1, 1, 1), ceil=True)
+    pool_nchwc_case("avg_pool2d_nchwc_excl", "avg_pool2d_nchwc", (1, 16, 7, 13), 8, (3, 3), (2, 2), (1, 1, 1, 1))
+    pool_nchwc_case("avg_pool2d_nchwc_ceil_incl", "avg_pool2d_nchwc", (1, 6, 8, 7), 3, (3, 2), (2, 2), (1, 1, 1, 1),
+                    ceil=True, cip=True)
 
     xf = rand(2, 3)
     case("fused_relu_neg_add", "fused", [xf, rand(2, 3)], None, {

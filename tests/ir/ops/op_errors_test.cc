@@ -262,6 +262,7 @@ TEST(OpRegistryContents, EveryOperatorIsComplete) {
       {"reduce_sum", OpPattern::kCommReduce}, {"reduce_max", OpPattern::kCommReduce}, {"layer_norm", OpPattern::kOpaque},
       // Blocked layouts and fused groups (graph passes: docs/passes.md).
       {"layout_transform", OpPattern::kInjective}, {"conv2d_nchwc", OpPattern::kOutEWiseFusable},
+      {"max_pool2d_nchwc", OpPattern::kOutEWiseFusable}, {"avg_pool2d_nchwc", OpPattern::kOutEWiseFusable},
       {"fused", OpPattern::kOpaque},
       // Pre-packed matrix products (PackMatmulWeights).
       {"pack_matmul_b", OpPattern::kInjective}, {"matmul_packed", OpPattern::kOutEWiseFusable},

@@ -157,7 +157,7 @@ TEST(OpNumpy, ShapeOps) {
   run_cases({"reshape", "transpose", "expand", "concat", "split", "strided_slice", "gather", "pad"});
 }
 TEST(OpNumpy, Resize) { run_cases({"resize"}); }
-TEST(OpNumpy, LayoutAndFused) { run_cases({"layout_transform", "conv2d_nchwc", "fused"}); }
+TEST(OpNumpy, LayoutAndFused) { run_cases({"layout_transform", "conv2d_nchwc", "max_pool2d_nchwc", "avg_pool2d_nchwc", "fused"}); }
 
 // Every registered operator has at least one numpy case.
 TEST(OpNumpy, EveryOperatorIsCovered) {

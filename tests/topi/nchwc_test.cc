@@ -1,0 +1,171 @@
+// Computes on the blocked NCHW{b}c layout: conv2d_nchwc's depthwise path (depthwise_nchwc.cc)
+// against conv2d_nchwc's reference (conv2d's on the unblocked tensors), at odd sizes (channel
+// blocks that are not the vector width, widths that leave a tail tile, stride 2, asymmetric
+// padding, dilation, big windows), with other knob values, and fused with its clip epilogue;
+// max_pool2d_nchwc / avg_pool2d_nchwc against their references (the plain pools').
+// Tolerance: the reference sums in double, the kernel in f32 over kh*kw terms (sum_tol); max
+// pooling is exact; average pooling rtol 1e-5.
+#include <tuple>
+
+#include "topi_test_util.h"
+
+namespace kiln::topi::testing {
+namespace {
+
+using ir::Attrs;
+using ir::DType;
+using Ints = std::vector<int64_t>;
+
+Tolerance sum_tol(int64_t k) { return {1e-4, 1e-5 * std::sqrt(static_cast<double>(k)) * 4}; }
+
+struct Depthwise {
+  Ints x;  // [N, C/b, H, W, b]
+  Ints kernel;
+  Ints strides = {1, 1}, pads = {0, 0, 0, 0}, dilations = {1, 1};
+  bool bias = false;
+};
+
+std::vector<ir::TensorType> depthwise_inputs(const Depthwise& d, DType dt) {
+  const int64_t cb = d.x[1], b = d.x[4];
+  std::vector<ir::TensorType> in = {tt(d.x, dt), tt({cb, 1, d.kernel[0], d.kernel[1], 1, b}, dt)};
+  if (d.bias) in.push_back(tt({cb * b}, dt));
+  return in;
+}
+
+Attrs depthwise_attrs(const Depthwise& d) {
+  return Attrs()
+      .set("strides", d.strides)
+      .set("pads", d.pads)
+      .set("dilations", d.dilations)
+      .set("groups", d.x[1] * d.x[4]);
+}
+
+void check_depthwise(const Depthwise& d, DType dt = DType::kF32, std::optional<Knobs> knobs = std::nullopt) {
+  check_op({"conv2d_nchwc", depthwise_inputs(d, dt), depthwise_attrs(d), {}, sum_tol(d.kernel[0] * d.kernel[1]),
+            knobs});
+}
+
+TEST(TopiNchwc, DepthwiseUsesTheBlockedTemplate) {
+  const Depthwise d{{1, 2, 13, 13, 8}, {3, 3}, {1, 1}, {1, 1, 1, 1}};
+  std::vector<tir::Tensor> in;
+  for (const auto& t : depthwise_inputs(d, DType::kF32)) in.push_back(tir::placeholder(t.shape, t.dtype, "x"));
+  const ComputeResult r = compute_op("conv2d_nchwc", in, depthwise_attrs(d), layout_hints(codegen::host_target()));
+  EXPECT_EQ(r.schedule, ScheduleKind::kDepthwise);
+  EXPECT_EQ(r.parts.at("anchor").ndim(), 5);  // computed on the blocks, not on an unblocked copy
+  EXPECT_TRUE(r.parts.count("pad"));
+}
+
+// The knobs come from the target: MobileNetV2's first depthwise layer (112x112, 32 channels) in
+// the block AlterOpLayout gives it (2 vectors: 16 on AVX2, 32 on AVX-512), and it lowers for both.
+TEST(TopiNchwc, DepthwiseKnobsFollowTheTarget) {
+  // {cpu, block, tile_ow, rows_per_band (the largest divisor of 112 <= 8 leaving >= 32 bands)}
+  for (const auto& [cpu, b, tile, band] : std::vector<std::tuple<std::string, int64_t, int64_t, int64_t>>{
+           {"znver3", 16, 4, 7}, {"znver4", 32, 14, 2}}) {
+    const codegen::Target target = codegen::parse_target("llvm -mcpu=" + cpu);
+    const Depthwise d{{1, 32 / b, 112, 112, b}, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, true};
+    std::vector<tir::Tensor> in;
+    for (const auto& t : depthwise_inputs(d, DType::kF32)) in.push_back(tir::placeholder(t.shape, t.dtype, "x"));
+    const Knobs k = default_knobs(compute_op("conv2d_nchwc", in, depthwise_attrs(d), layout_hints(target)), target);
+    EXPECT_EQ(k.get("tile_ow"), tile) << cpu;  // (registers - 4) / (b / lanes) columns, a divisor of 112
+    EXPECT_EQ(k.get("unroll_taps"), 1) << cpu;
+    EXPECT_EQ(k.get("rows_per_band"), band) << cpu;
+    const tir::PrimFunc f = build_op_kernel("conv2d_nchwc", depthwise_inputs(d, DType::kF32), depthwise_attrs(d), target);
+    EXPECT_NE(f.get(), nullptr) << cpu;
+  }
+}
+
+TEST(TopiNchwc, DepthwiseShapes) {
+  check_depthwise({{1, 2, 13, 13, 8}, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, true});   // 13 wide: tail tile
+  check_depthwise({{1, 3, 14, 15, 4}, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, true});   // C = 12, block 4, stride 2
+  check_depthwise({{2, 1, 9, 20, 6}, {3, 3}, {2, 2}, {0, 1, 1, 0}});                  // block 6, asymmetric pads
+  check_depthwise({{1, 2, 12, 11, 8}, {5, 5}, {1, 2}, {4, 2, 3, 1}, {2, 2}, true});   // 5x5 dilated
+  check_depthwise({{1, 1, 7, 7, 8}, {3, 3}});                                         // no padding
+  check_depthwise({{1, 1, 10, 10, 8}, {7, 7}, {1, 1}, {3, 3, 3, 3}});                 // 49 taps: loop, no unroll
+  check_depthwise({{1, 2, 8, 112, 8}, {3, 3}, {2, 2}, {0, 0, 1, 1}, {1, 1}, true});   // MobileNet-style stride 2
+  check_depthwise({{1, 1, 7, 9, 3}, {3, 3}, {1, 1}, {1, 1, 1, 1}});                   // C = 3
+  check_depthwise({{1, 8, 16, 9, 8}, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, true});    // bands of 4 rows
+  check_depthwise({{1, 16, 31, 10, 8}, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, true});  // stride 2, bands of 8
+  check_depthwise({{1, 2, 9, 9, 8}, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, true}, DType::kF64);
+}
+
+TEST(TopiNchwc, DepthwiseOtherKnobValues) {
+  const Depthwise d{{1, 2, 11, 13, 8}, {3, 3}, {2, 1}, {1, 1, 1, 1}, {1, 1}, true};
+  std::vector<tir::Tensor> in;
+  for (const auto& t : depthwise_inputs(d, DType::kF32)) in.push_back(tir::placeholder(t.shape, t.dtype, "x"));
+  const Knobs defaults = default_knobs(
+      compute_op("conv2d_nchwc", in, depthwise_attrs(d), layout_hints(codegen::host_target())), codegen::host_target());
+  for (const auto& [tile, unroll, band] :
+       std::vector<std::tuple<int64_t, int64_t, int64_t>>{{1, 0, 1}, {4, 1, 6}, {5, 0, 2}, {13, 1, 4}}) {
+    Knobs k = defaults;
+    k.set("tile_ow", tile).set("unroll_taps", unroll).set("rows_per_band", band);  // OH = 6: 4 is a partial band
+    check_depthwise(d, DType::kF32, k);
+  }
+}
+
+// conv2d_nchwc (depthwise, bias) + clip as one fused kernel: the clip is applied in the register
+// tile before the store. Reference: the two ops' references chained.
+TEST(TopiNchwc, DepthwiseBiasClipFused) {
+  const Depthwise d{{1, 3, 13, 14, 8}, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, true};
+  const std::vector<ir::TensorType> in_types = depthwise_inputs(d, DType::kF32);
+  const Attrs clip = Attrs().set("min", 0.0).set("max", 0.5);
+  const std::vector<GroupMember> members = {
+      {"conv2d_nchwc", {ValueRef::input(0), ValueRef::input(1), ValueRef::input(2)}, depthwise_attrs(d)},
+      {"clip", {ValueRef::member(0)}, clip}};
+  std::mt19937 rng(3);
+  std::vector<ir::NDArray> inputs;
+  for (const auto& t : in_types) inputs.push_back(random_array(t, Dist::uniform(), rng));
+  const ir::OpRegistry& reg = ir::OpRegistry::global();
+  const ir::OpDef& conv = reg.get("conv2d_nchwc");
+  const Attrs conv_attrs = reg.validate_attrs(conv, depthwise_attrs(d));
+  const ir::NDArray y = conv.reference(inputs, conv_attrs, conv.infer_type(in_types, conv_attrs))[0];
+  const ir::OpDef& clip_def = reg.get("clip");
+  const Attrs clip_attrs = reg.validate_attrs(clip_def, clip);
+  const ir::NDArray want = clip_def.reference({y}, clip_attrs, {y.type()})[0];
+
+  const tir::PrimFunc f = build_group_kernel(members, in_types, {ValueRef::member(1)}, codegen::host_target());
+  codegen::LLVMModule module(codegen::host_target(), "nchwc");
+  module.add_prim_func(f);
+  codegen::JitModule jit(std::move(module));
+  ir::NDArray got = ir::NDArray::empty(want.dtype(), want.shape());
+  std::vector<std::vector<int64_t>> shapes(inputs.size() + 1);
+  std::vector<DLTensor> args;
+  for (size_t i = 0; i < inputs.size(); ++i) args.push_back(dl_view(inputs[i], shapes[i]));
+  args.push_back(dl_view(got, shapes.back()));
+  jit.run(f->name, args);
+  int64_t bad = 0, clipped = 0;
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    const double g = got.get_as_double(i), e = want.get_as_double(i);
+    clipped += e == 0.0 || e == 0.5;
+    if (std::fabs(g - e) > 1e-4 + 1e-4 * std::fabs(e) && bad++ < 5) {
+      ADD_FAILURE() << "index " << i << ": actual " << g << ", expected " << e;
+    }
+  }
+  EXPECT_EQ(bad, 0);
+  EXPECT_GT(clipped, 0);  // both bounds are exercised
+}
+
+Attrs window(Ints k, Ints s, Ints pads, Ints d = {1, 1}, int64_t ceil = 0) {
+  return Attrs().set("kernel", k).set("strides", s).set("pads", pads).set("dilations", d).set("ceil_mode", ceil);
+}
+
+TEST(TopiNchwc, MaxPool) {
+  const Tolerance exact{0, 0};
+  check_op({"max_pool2d_nchwc", {tt({1, 2, 13, 13, 8})}, window({3, 3}, {2, 2}, {1, 1, 1, 1}), {}, exact});
+  check_op({"max_pool2d_nchwc", {tt({2, 3, 9, 14, 4})}, window({3, 2}, {2, 3}, {0, 1, 1, 0}, {2, 1}, 1), {}, exact});
+  check_op({"max_pool2d_nchwc", {tt({1, 1, 6, 6, 6})}, window({2, 2}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 1), {}, exact});
+  check_op({"max_pool2d_nchwc", {tt({1, 1, 7, 7, 3})}, window({7, 7}, {1, 1}, {3, 3, 3, 3}), {}, exact});  // 49 taps
+  check_op({"max_pool2d_nchwc", {tt({1, 2, 11, 11, 8}, DType::kI32)}, window({3, 3}, {2, 2}, {1, 1, 1, 1}), {}, exact});
+}
+
+TEST(TopiNchwc, AvgPool) {
+  const Tolerance tol{1e-5, 1e-6};
+  check_op({"avg_pool2d_nchwc", {tt({1, 2, 13, 13, 8})}, window({3, 3}, {2, 2}, {1, 1, 1, 1}), {}, tol});
+  Attrs incl = window({3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1);
+  incl.set("count_include_pad", int64_t{1});
+  check_op({"avg_pool2d_nchwc", {tt({2, 3, 9, 14, 4})}, incl, {}, tol});
+  check_op({"avg_pool2d_nchwc", {tt({1, 1, 6, 7, 6})}, window({2, 2}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 1), {}, tol});
+  check_op({"avg_pool2d_nchwc", {tt({1, 2, 7, 7, 8}, DType::kF64)}, window({7, 7}, {1, 1}, {0, 0, 0, 0}), {}, tol});
+}
+
+}  // namespace
+}  // namespace kiln::topi::testing
