@@ -24,6 +24,7 @@ const std::vector<PassEntry>& pass_table() {
       {"SimplifyInference", make_simplify_inference}, {"FoldConstant", make_fold_constant},
       {"EliminateCommonSubexpr", make_eliminate_common_subexpr}, {"DeadCodeElimination", make_dead_code_elimination},
       {"AlterOpLayout", make_alter_op_layout}, {"FuseOps", make_fuse_ops},
+      {"ConvertConvToWinograd", make_convert_conv_to_winograd},
   };
   return table;
 }
@@ -52,8 +53,9 @@ std::vector<std::string> passes_for_level(int opt_level) {
     case 2:
       return {"SimplifyInference", "FoldConstant", "EliminateCommonSubexpr", "DeadCodeElimination", "FuseOps"};
     case 3:
-      return {"SimplifyInference", "FoldConstant", "EliminateCommonSubexpr", "DeadCodeElimination", "AlterOpLayout",
-              "FoldConstant",      "EliminateCommonSubexpr", "DeadCodeElimination", "FuseOps"};
+      return {"SimplifyInference", "FoldConstant",          "EliminateCommonSubexpr", "DeadCodeElimination",
+              "AlterOpLayout",     "FoldConstant",          "ConvertConvToWinograd",  "EliminateCommonSubexpr",
+              "DeadCodeElimination", "FuseOps"};
     default:
       throw UserError(UserErrorKind::kInvalidArgument, "opt level " + std::to_string(opt_level),
                       "is not one of 0, 1, 2, 3", "use -O0 .. -O3");

@@ -26,6 +26,9 @@ void schedule_rest(tir::Schedule& s, const ComputeResult& r, const Knobs& k, con
 void schedule_matmul(tir::Schedule& s, const ComputeResult& r, const Knobs& k);
 void schedule_conv2d_nchwc(tir::Schedule& s, const ComputeResult& r, const Knobs& k);
 void schedule_depthwise(tir::Schedule& s, const ComputeResult& r, const Knobs& k);
+// Winograd convolution (schedule_winograd.cc): its knob defaults and template.
+void winograd_default_knobs(const ComputeResult& r, const LayoutHints& hints, Knobs& k);
+void schedule_conv2d_winograd(tir::Schedule& s, const ComputeResult& r, const Knobs& k);
 
 }  // namespace kiln::topi
 
