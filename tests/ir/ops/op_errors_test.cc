@@ -263,6 +263,8 @@ TEST(OpRegistryContents, EveryOperatorIsComplete) {
       // Blocked layouts and fused groups (graph passes: docs/passes.md).
       {"layout_transform", OpPattern::kInjective}, {"conv2d_nchwc", OpPattern::kOutEWiseFusable},
       {"fused", OpPattern::kOpaque},
+      // Winograd convolution (ConvertConvToWinograd).
+      {"winograd_weight_transform", OpPattern::kOpaque}, {"conv2d_winograd_nchwc", OpPattern::kOutEWiseFusable},
   };
   for (const auto& [name, pattern] : contract) {
     const OpDef* op = OpRegistry::global().find(name);
