@@ -17,6 +17,7 @@
 #include "kiln/codegen/llvm_module.h"
 #include "kiln/codegen/target.h"
 #include "kiln/support/error.h"
+#include "kiln/topi/build.h"
 #include "topi_test_util.h"
 
 namespace kiln::topi::testing {
@@ -65,6 +66,57 @@ TEST(TopiWinograd, WeightTransformKernel) {
     c.attrs = ir::Attrs().set("tile", int64_t{tile});
     c.tol = {1e-6, 1e-6};
     EXPECT_EQ(check_op(c), 0);
+  }
+}
+
+// A fused group as FuseOps makes it: an injective producer (layout transform of the input), the
+// Winograd conv with bias, a residual add and relu in one kernel; vs the members' references.
+TEST(TopiWinograd, FusedGroupWithResidualAddRelu) {
+  using ir::Attrs;
+  for (int tile : {2, 4}) {
+    const int64_t a = tile + 2;
+    const std::vector<ir::TensorType> in_types = {tt({1, 16, 9, 11}), tt({a, a, 2, 16, 8}), tt({16}),
+                                                  tt({1, 2, 9, 11, 8})};
+    const std::vector<GroupMember> members = {
+        {"layout_transform", {ValueRef::input(0)}, Attrs().set("src_layout", std::string("NCHW")).set("dst_layout", std::string("NCHW8c"))},
+        {"conv2d_winograd_nchwc", {ValueRef::member(0), ValueRef::input(1), ValueRef::input(2)},
+         Attrs().set("pads", std::vector<int64_t>{1, 1, 1, 1}).set("tile", int64_t{tile})},
+        {"add", {ValueRef::member(1), ValueRef::input(3)}, {}},
+        {"relu", {ValueRef::member(2)}, {}}};
+    std::mt19937 rng(9);
+    std::vector<ir::NDArray> inputs;
+    for (const auto& t : in_types) inputs.push_back(random_array(t, Dist::uniform(), rng));
+    const ir::OpRegistry& reg = ir::OpRegistry::global();
+    std::vector<ir::NDArray> values;
+    for (const GroupMember& m : members) {
+      std::vector<ir::NDArray> in;
+      std::vector<ir::TensorType> types;
+      for (const ValueRef& r : m.inputs) {
+        in.push_back(r.kind == ValueRef::Kind::kGroupInput ? inputs[r.index] : values[r.index]);
+        types.push_back(in.back().type());
+      }
+      const ir::OpDef& def = reg.get(m.op);
+      const Attrs full = reg.validate_attrs(def, m.attrs);
+      values.push_back(def.reference(in, full, def.infer_type(types, full))[0]);
+    }
+    const tir::PrimFunc f = build_group_kernel(members, in_types, {ValueRef::member(3)}, codegen::host_target());
+    codegen::LLVMModule module(codegen::host_target(), "wino_fused");
+    module.add_prim_func(f);
+    codegen::JitModule jit(std::move(module));
+    ir::NDArray got = ir::NDArray::empty(values[3].dtype(), values[3].shape());
+    std::vector<std::vector<int64_t>> shapes(5);
+    std::vector<DLTensor> args;
+    for (size_t i = 0; i < inputs.size(); ++i) args.push_back(dl_view(inputs[i], shapes[i]));
+    args.push_back(dl_view(got, shapes[4]));
+    jit.run(f->name, args);
+    int bad = 0;
+    for (int64_t i = 0; i < got.numel(); ++i) {
+      const double g = got.get_as_double(i), e = values[3].get_as_double(i);
+      if (std::fabs(g - e) > 1e-3 + 1e-4 * std::fabs(e) && bad++ < 5) {
+        ADD_FAILURE() << "tile " << tile << " index " << i << ": actual " << g << ", expected " << e;
+      }
+    }
+    EXPECT_EQ(bad, 0);
   }
 }
 
