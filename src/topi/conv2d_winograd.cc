@@ -8,7 +8,7 @@
 //               unrolling folds to one sum per point);
 //     "anchor"  mt[e, nu, M/ob, P, ob] = sum_c v[e, nu, p, c] * u[e, nu, mo, c, o]: a batch of a*a
 //               matrix products [P x C] x [C x M];
-//     output    y[n, mo, h, w, o] = (A^T mt A)[h % m, w % m] (+ bias): a select over the position
+//     output    (not a part: inlined into the group's outputs) y[n, mo, h, w, o] = (A^T mt A)[h % m, w % m] (+ bias): a select over the position
 //               inside the tile that the unrolled output loops fold. Elementwise consumers of a
 //               fused group (residual add, relu) are inlined into it.
 //   winograd_weight_transform  u[e, nu, mo, c, o] = sum_{kh, kw} G[e, kh] w[..] G[nu, kw]: a plain
@@ -135,7 +135,6 @@ ComputeResult conv2d_winograd_compute(const std::vector<Tensor>& in, const ir::A
   r.parts["pack_x"] = xp;
   r.parts["input"] = v;
   r.parts["anchor"] = mt;
-  r.parts["output"] = y;
   r.layout["wino_tile"] = m;
   r.outputs = {y};
   (void)oh;

@@ -92,11 +92,11 @@ void schedule_conv2d_winograd(tir::Schedule& s, const ComputeResult& r, const Kn
   }
 
   // Outputs of the group (same shape as the output transform): tiled by m, positions unrolled.
-  const tir::Tensor y = r.parts.at("output");
   for (const tir::Tensor& t : r.outputs) {
     handled.push_back(t);
     Stage so = s[t];
-    if (t.shape() != y.shape()) {
+    const ir::Shape& ts = t.shape();
+    if (ts.size() != 5 || ts[1] != mb || ts[4] != ob) {
       schedule_injective_stage(so, k.get("vector"), k.get("parallel_min"));
       continue;
     }
