@@ -24,25 +24,28 @@
 namespace kiln::pass {
 
 int winograd_tile_for(int64_t n, int64_t c, int64_t m, int64_t oh, int64_t ow) {
-  // Estimated time in units of one FMA at the direct kernel's speed. Direct: 9 FMAs per output
-  // and input channel. Winograd with tile t (a = t + 2): the batched product does a*a FMAs per
-  // tile and channel pair at about the same speed, plus per tile the input transform (about
-  // 2*a*a*a/3 vector operations per input channel) and output transform (per output channel),
-  // weighted as memory-bound passes; and the transformed weights (a*a*C*M floats, read once per
-  // call) cost when few tiles share them: the product streams a*a*C*M*4 bytes and does a*a*P*C*M
-  // FMAs, so it is bound by memory bandwidth below about kMinTilesPerWeight tiles.
-  // Constants from measurements on Zen 3 (docs/performance.md, Winograd section).
-  constexpr double kTransformWeight = 1.5, kMinTilesPerWeight = 24;
+  // Estimated time in units of one FMA of the direct kernel (which runs near peak: 9 FMAs per
+  // output pixel and channel pair). Winograd with tile t (a = t + 2, P tiles):
+  //   - the batched product: a*a*P*C*M FMAs at about the same speed, but it reads a*a*C*M
+  //     transformed weights once per call, each used by P tiles: below kBalance tiles it is bound
+  //     by memory bandwidth (a weight float costs kBalance FMAs' time: ~100 GFLOP/s of FMA
+  //     against ~15 GB/s from DRAM on the Zen 3 machine), so it counts max(P, kBalance);
+  //   - the transforms: B^T d B per tile and input channel, A^T m A per tile and output channel,
+  //     about 2*a^3/3 vector operations each after sharing the row sums; memory-bound passes over
+  //     a*a/(t*t) times the activations, weighted kTransform (measured: on 56x56x64, F(4x4)
+  //     spends ~40% of its time outside the product).
+  // The direct convolution stays unless the estimate is at least 20% lower.
+  constexpr double kBalance = 12, kTransform = 4;
   const double direct = 9.0 * static_cast<double>(n * oh * ow) * static_cast<double>(c * m);
   int best = 0;
   double best_cost = direct;
   for (int t : {2, 4}) {
     const double a = t + 2;
     const double tiles = static_cast<double>(n * ((oh + t - 1) / t) * ((ow + t - 1) / t));
-    const double product = a * a * tiles * static_cast<double>(c * m) * std::max(1.0, kMinTilesPerWeight / tiles);
-    const double transforms = kTransformWeight * tiles * (2 * a * a * a / 3) * static_cast<double>(c + m);
+    const double product = a * a * std::max(tiles, kBalance) * static_cast<double>(c * m);
+    const double transforms = kTransform * tiles * (2 * a * a * a / 3) * static_cast<double>(c + m);
     const double cost = product + transforms;
-    if (cost < 0.8 * best_cost) {
+    if (cost < 0.8 * direct && cost < best_cost) {
       best = t;
       best_cost = cost;
     }
