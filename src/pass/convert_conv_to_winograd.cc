@@ -32,10 +32,12 @@ int winograd_tile_for(int64_t n, int64_t c, int64_t m, int64_t oh, int64_t ow) {
   //     against ~15 GB/s from DRAM on the Zen 3 machine), so it counts max(P, kBalance);
   //   - the transforms: B^T d B per tile and input channel, A^T m A per tile and output channel,
   //     about 2*a^3/3 vector operations each after sharing the row sums; memory-bound passes over
-  //     a*a/(t*t) times the activations, weighted kTransform (measured: on 56x56x64, F(4x4)
-  //     spends ~40% of its time outside the product).
+  //     a*a/(t*t) times the activations, weighted kTransform (measured on Zen 3: F(4x4) on
+  //     56x56x64 spends ~25% of its 0.86 ms outside the product; the rule then agrees with the
+  //     measured winner on every layer of docs/performance.md's Winograd table, 16 to 512
+  //     channels, 7x7 to 112x112).
   // The direct convolution stays unless the estimate is at least 20% lower.
-  constexpr double kBalance = 12, kTransform = 4;
+  constexpr double kBalance = 12, kTransform = 3;
   const double direct = 9.0 * static_cast<double>(n * oh * ow) * static_cast<double>(c * m);
   int best = 0;
   double best_cost = direct;

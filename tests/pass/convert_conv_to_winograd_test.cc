@@ -95,7 +95,9 @@ TEST(ConvertConvToWinograd, RuleByShapes) {
   // or direct where the transformed weights outweigh the tiles that share them.
   EXPECT_EQ(winograd_tile_for(1, 64, 64, 56, 56), 4);
   EXPECT_EQ(winograd_tile_for(1, 128, 128, 28, 28), 4);
-  EXPECT_NE(winograd_tile_for(1, 256, 256, 14, 14), 0);
+  EXPECT_EQ(winograd_tile_for(1, 256, 256, 14, 14), 4);
+  EXPECT_EQ(winograd_tile_for(1, 512, 512, 7, 7), 2);  // 4 tiles of F(4x4) would stream 4x the weights
+  EXPECT_EQ(winograd_tile_for(1, 16, 16, 112, 112), 4);
   // Tiny layers: direct.
   EXPECT_EQ(winograd_tile_for(1, 4, 4, 2, 2), 0);
   EXPECT_EQ(winograd_tile_for(1, 512, 512, 1, 1), 0);

@@ -93,6 +93,7 @@ std::vector<NDArray> reference_weight_transform(const std::vector<NDArray>& in, 
   const int64_t mb = s[0], cb = s[1], ib = s[4], ob = s[5], c = cb * ib, a = wm.alpha;
   const std::vector<double> w = to_doubles(in[0]);
   NDArray out = NDArray::empty(out_types[0].dtype, out_types[0].shape);
+  float* out_f32 = out.dtype() == DType::kF32 ? out.mutable_data<float>().data() : nullptr;
   for (int64_t mo = 0; mo < mb; ++mo) {
     for (int64_t ci = 0; ci < c; ++ci) {
       for (int64_t o = 0; o < ob; ++o) {
@@ -108,7 +109,12 @@ std::vector<NDArray> reference_weight_transform(const std::vector<NDArray>& in, 
         for (int e = 0; e < a; ++e) {  // (G g) G^T
           for (int nu = 0; nu < a; ++nu) {
             const double v = gg[e][0] * wm.G(nu, 0) + gg[e][1] * wm.G(nu, 1) + gg[e][2] * wm.G(nu, 2);
-            out.set_from_double((((e * a + nu) * mb + mo) * c + ci) * ob + o, v);
+            const int64_t at = (((e * a + nu) * mb + mo) * c + ci) * ob + o;
+            if (out_f32) {
+              out_f32[at] = static_cast<float>(v);
+            } else {
+              out.set_from_double(at, v);
+            }
           }
         }
       }
