@@ -18,6 +18,7 @@
 #include "kiln/codegen/target.h"
 #include "kiln/support/error.h"
 #include "kiln/topi/build.h"
+#include "kiln/topi/schedule.h"
 #include "topi_test_util.h"
 
 namespace kiln::topi::testing {
@@ -56,6 +57,30 @@ TEST(TopiWinograd, NonDefaultKnobs) {
   bad.set("vector", 8).set("parallel_min", 16384).set("wino_tile", 4).set("tile_p", 4).set("tile_mb", 3);
   c.knobs = bad;
   EXPECT_THROW(check_op(c), kiln::UserError);
+}
+
+// The register tile follows the target: 6 tiles x 2 blocks of 8 on AVX2 (16 registers), 14 x 2
+// blocks of 16 on AVX-512 (32 registers), and the kernel lowers for both.
+TEST(TopiWinograd, KnobsFollowTheTarget) {
+  struct Case {
+    const char* target;
+    int64_t block, tile_p, tile_mb;
+  };
+  for (const Case& c : {Case{"llvm -mcpu=znver3", 8, 6, 2}, Case{"llvm -mcpu=znver4", 16, 14, 2}}) {
+    const codegen::Target t = codegen::parse_target(c.target);
+    const int64_t b = c.block;
+    const std::vector<ir::TensorType> in = {tt({1, 64 / b, 28, 28, b}), tt({6, 6, 64 / b, 64, b})};
+    const ir::Attrs attrs = ir::Attrs().set("tile", int64_t{4}).set("pads", std::vector<int64_t>{1, 1, 1, 1});
+    const tir::Tensor x = tir::placeholder(in[0].shape, ir::DType::kF32, "x");
+    const tir::Tensor u = tir::placeholder(in[1].shape, ir::DType::kF32, "u");
+    const ComputeResult r = compute_op("conv2d_winograd_nchwc", {x, u}, attrs, layout_hints(t));
+    EXPECT_EQ(r.schedule, ScheduleKind::kConv2dWinograd);
+    const Knobs k = default_knobs(r, t);
+    EXPECT_EQ(k.get("tile_p"), c.tile_p) << c.target;
+    EXPECT_EQ(k.get("tile_mb"), c.tile_mb) << c.target;
+    EXPECT_EQ(k.get("wino_tile"), 4);
+    EXPECT_NO_THROW(build_op_kernel("conv2d_winograd_nchwc", in, attrs, t)) << c.target;
+  }
 }
 
 TEST(TopiWinograd, WeightTransformKernel) {
