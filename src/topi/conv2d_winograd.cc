@@ -49,6 +49,22 @@ Expr linear_combination(int n, const std::function<double(int)>& coeff, const st
   return acc.defined() ? acc : constant(dt, 0);
 }
 
+// let v_k = values[k] in body(v): the per-point select trees below refer to the a*a loaded values
+// through variables, so each load appears once per element (a tree of loads would be copied into
+// every unrolled point: ~20x the expression size and lowering time).
+Expr with_lets(const std::vector<Expr>& values, const std::string& prefix,
+               const std::function<Expr(const std::vector<Expr>&)>& body) {
+  std::vector<Var> vars;
+  std::vector<Expr> refs;
+  for (size_t k = 0; k < values.size(); ++k) {
+    vars.emplace_back(prefix + std::to_string(k), values[k].type());
+    refs.push_back(vars.back());
+  }
+  Expr out = body(refs);
+  for (size_t k = values.size(); k-- > 0;) out = tir::Let::make(vars[k], values[k], out);
+  return out;
+}
+
 // select(i == 0, f(0), select(i == 1, f(1), ... f(n - 1))).
 Expr select_on(const Expr& i, int n, const std::function<Expr(int)>& f) {
   Expr out = f(n - 1);
@@ -87,7 +103,12 @@ ComputeResult conv2d_winograd_compute(const std::vector<Tensor>& in, const ir::A
         const Expr bn = tir::floordiv(p, Expr(th * tw)), bh = tir::floormod(tir::floordiv(p, Expr(tw)), Expr(th)),
                    bw = tir::floormod(p, Expr(tw));
         const Expr ccb = tir::floordiv(i[3], Expr(xb)), cci = tir::floormod(i[3], Expr(xb));
-        auto d = [&](int r, int s) { return xp(bn, ccb, bh * m + r, bw * m + s, cci); };
+        std::vector<Expr> loads;
+        for (int r = 0; r < a; ++r) {
+          for (int s = 0; s < a; ++s) loads.push_back(xp(bn, ccb, bh * m + r, bw * m + s, cci));
+        }
+        return with_lets(loads, "d", [&](const std::vector<Expr>& dv) {
+        auto d = [&](int r, int s) { return dv[static_cast<size_t>(r * a + s)]; };
         return select_on(i[0], a, [&](int e) {
           return select_on(i[1], a, [&](int nu) {
             // (B^T d B)[e, nu] = sum_s B^T[nu, s] * (sum_r B^T[e, r] d[r, s])
@@ -96,6 +117,7 @@ ComputeResult conv2d_winograd_compute(const std::vector<Tensor>& in, const ir::A
                 [&](int s) { return linear_combination(a, [&](int r) { return wm.BT(e, r); }, [&](int r) { return d(r, s); }, dt); },
                 dt);
           });
+        });
         });
       },
       "wino_input", {"e", "nu", "p", "c"});
@@ -112,18 +134,24 @@ ComputeResult conv2d_winograd_compute(const std::vector<Tensor>& in, const ir::A
       os,
       [&](const std::vector<Var>& i) {
         const Expr p = (i[0] * Expr(th) + tir::floordiv(i[2], Expr(m))) * Expr(tw) + tir::floordiv(i[3], Expr(m));
-        Expr val = select_on(tir::floormod(i[2], Expr(m)), m, [&](int r) {
+        std::vector<Expr> loads;
+        for (int e = 0; e < a; ++e) {
+          for (int nu = 0; nu < a; ++nu) loads.push_back(mt(Expr(e), Expr(nu), i[1], p, i[4]));
+        }
+        Expr val = with_lets(loads, "m", [&](const std::vector<Expr>& mv) {
+        return select_on(tir::floormod(i[2], Expr(m)), m, [&](int r) {
           return select_on(tir::floormod(i[3], Expr(m)), m, [&](int s) {
             // (A^T M A)[r, s] = sum_nu A^T[s, nu] * (sum_e A^T[r, e] M[e, nu])
             return linear_combination(
                 a, [&](int nu) { return wm.AT(s, nu); },
                 [&](int nu) {
                   return linear_combination(
-                      a, [&](int e) { return wm.AT(r, e); }, [&](int e) { return mt(Expr(e), Expr(nu), i[1], p, i[4]); },
+                      a, [&](int e) { return wm.AT(r, e); }, [&](int e) { return mv[static_cast<size_t>(e * a + nu)]; },
                       dt);
                 },
                 dt);
           });
+        });
         });
         if (in.size() > 2) val = val + in[2](i[1] * Expr(ob) + i[4]);
         return val;
