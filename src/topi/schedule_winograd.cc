@@ -4,10 +4,9 @@
 //                    blocks of ob lanes, accumulated over C in registers (cache_write);
 //                    tile_p * tile_mb * ob / lanes accumulators, leaving 4 vector registers for
 //                    the weight vectors and the broadcast input;
-//   wino_tile        m (layout: fixed by the op's attribute).
+//   wino_tile, ic_block  m and the input's channel block (layout: fixed by the op and its input).
 // Stages:
-//   pack_x   leading axes fused and parallel, channel block vectorized;
-//   input    (tile, channel block) parallel, the a x a points unrolled (folding the per-point
+//   input    (tile, channel block) parallel, the zero-padded window read through read_or, the a x a points unrolled (folding the per-point
 //            select to one sum), the channel block vectorized;
 //   anchor   (point e, point nu, output-channel chunk) parallel, the tile loop serial inside (its
 //            tail becomes a guard-free shorter tile), then [C, tile_p, tile_mb, ob] in registers;
@@ -46,21 +45,18 @@ void winograd_default_knobs(const ComputeResult& r, const LayoutHints& hints, Kn
 }
 
 void schedule_conv2d_winograd(tir::Schedule& s, const ComputeResult& r, const Knobs& k) {
-  const tir::Tensor xp = r.parts.at("pack_x"), v = r.parts.at("input"), mt = r.parts.at("anchor");
+  const tir::Tensor v = r.parts.at("input"), mt = r.parts.at("anchor");
   const int64_t m = k.get("wino_tile"), tile_p = k.get("tile_p"), tile_mb = k.get("tile_mb");
-  const int64_t mb = mt.shape()[2], ob = mt.shape()[4], xb = xp.shape()[4];
+  const int64_t mb = mt.shape()[2], ob = mt.shape()[4], xb = k.get("ic_block");
   if (mb % tile_mb != 0) {
     throw UserError(UserErrorKind::kInvalidArgument, "schedule knob 'tile_mb'",
                     "is " + std::to_string(tile_mb) + ", which does not divide the " + std::to_string(mb) +
                         " output-channel blocks",
                     "");
   }
-  std::vector<tir::Tensor> handled = {xp, v, mt};
+  std::vector<tir::Tensor> handled = {v, mt};
 
   // Padded input: (n, cb, h) parallel, (w, ci) inner with ci vectorized.
-  Stage sx = s[xp];
-  sx.parallel(fuse_leading(sx, 3));
-  if (xb > 1) sx.vectorize(sx.leaf_axes().back());
 
   // Input transform: (p, c-block) parallel; points unrolled; channel block vectorized.
   Stage sv = s[v];

@@ -49,12 +49,12 @@ TEST(TopiWinograd, NonDefaultKnobs) {
   OpCase c = wino_case({1, 2, 14, 14, 8}, {6, 6, 4, 16, 8}, 4, {1, 1, 1, 1}, true);
   for (auto [tp, tm] : {std::pair<int64_t, int64_t>{5, 1}, {3, 2}, {16, 4}, {1, 1}}) {
     Knobs k;
-    k.set("vector", 8).set("parallel_min", 16384).set("wino_tile", 4).set("tile_p", tp).set("tile_mb", tm);
+    k.set("vector", 8).set("parallel_min", 16384).set("wino_tile", 4).set("ic_block", 8).set("tile_p", tp).set("tile_mb", tm);
     c.knobs = k;
     EXPECT_EQ(check_op(c), 0) << "tile_p " << tp << " tile_mb " << tm;
   }
   Knobs bad;
-  bad.set("vector", 8).set("parallel_min", 16384).set("wino_tile", 4).set("tile_p", 4).set("tile_mb", 3);
+  bad.set("vector", 8).set("parallel_min", 16384).set("wino_tile", 4).set("ic_block", 8).set("tile_p", 4).set("tile_mb", 3);
   c.knobs = bad;
   EXPECT_THROW(check_op(c), kiln::UserError);
 }
