@@ -33,7 +33,7 @@ int winograd_tile_for(int64_t n, int64_t c, int64_t m, int64_t oh, int64_t ow) {
   //   - the transforms: B^T d B per tile and input channel, A^T m A per tile and output channel,
   //     about 2*a^3/3 vector operations each after sharing the row sums; memory-bound passes over
   //     a*a/(t*t) times the activations, weighted kTransform (measured on Zen 3: F(4x4) on
-  //     56x56x64 spends ~25% of its 0.86 ms outside the product; the rule then agrees with the
+  //     56x56x64 spends ~20-25% of its 0.83 ms outside the product; the rule then agrees with the
   //     measured winner on every layer of docs/performance.md's Winograd table, 16 to 512
   //     channels, 7x7 to 112x112).
   // The direct convolution stays unless the estimate is at least 20% lower.
