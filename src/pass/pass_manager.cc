@@ -25,6 +25,7 @@ const std::vector<PassEntry>& pass_table() {
       {"EliminateCommonSubexpr", make_eliminate_common_subexpr}, {"DeadCodeElimination", make_dead_code_elimination},
       {"AlterOpLayout", make_alter_op_layout}, {"FuseOps", make_fuse_ops},
       {"FuseLayerNorm", make_fuse_layer_norm}, {"PackMatmulWeights", make_pack_matmul_weights},
+      {"ConvertConvToWinograd", make_convert_conv_to_winograd},
   };
   return table;
 }
@@ -54,9 +55,9 @@ std::vector<std::string> passes_for_level(int opt_level) {
       return {"SimplifyInference", "FoldConstant", "EliminateCommonSubexpr", "FuseLayerNorm", "DeadCodeElimination",
               "FuseOps"};
     case 3:
-      return {"SimplifyInference", "FoldConstant",           "EliminateCommonSubexpr", "FuseLayerNorm",
-              "DeadCodeElimination", "AlterOpLayout",        "PackMatmulWeights",      "FoldConstant",
-              "EliminateCommonSubexpr", "DeadCodeElimination", "FuseOps"};
+      return {"SimplifyInference",     "FoldConstant",        "EliminateCommonSubexpr", "FuseLayerNorm",
+              "DeadCodeElimination",   "AlterOpLayout",       "PackMatmulWeights",      "FoldConstant",
+              "ConvertConvToWinograd", "EliminateCommonSubexpr", "DeadCodeElimination", "FuseOps"};
     default:
       throw UserError(UserErrorKind::kInvalidArgument, "opt level " + std::to_string(opt_level),
                       "is not one of 0, 1, 2, 3", "use -O0 .. -O3");

@@ -10,6 +10,7 @@ const char* schedule_kind_name(ScheduleKind kind) {
     case ScheduleKind::kMatmul: return "matmul";
     case ScheduleKind::kConv2dNchwc: return "conv2d_nchwc";
     case ScheduleKind::kDepthwise: return "depthwise";
+    case ScheduleKind::kConv2dWinograd: return "conv2d_winograd";
   }
   return "?";
 }

@@ -261,6 +261,9 @@ Knobs default_knobs(const ComputeResult& result, const codegen::Target& target) 
       k.set("rows_outer", rows_outer ? 1 : 0);
       break;
     }
+    case ScheduleKind::kConv2dWinograd:
+      winograd_default_knobs(result, hints, k);
+      break;
     case ScheduleKind::kDepthwise: {
       const tir::Tensor a = result.parts.at("anchor");
       const int64_t ow = a.shape()[3];
@@ -324,6 +327,9 @@ void apply_schedule(tir::Schedule& s, const ComputeResult& result, const Knobs& 
       return;
     case ScheduleKind::kDepthwise:
       schedule_depthwise(s, result, knobs);
+      return;
+    case ScheduleKind::kConv2dWinograd:
+      schedule_conv2d_winograd(s, result, knobs);
       return;
   }
 }

@@ -33,6 +33,9 @@ void schedule_rows(tir::Schedule& s, const ComputeResult& r, const Knobs& k);
 bool is_elementwise_chain(const tir::Tensor& out, const tir::Tensor& anchor);
 void schedule_conv2d_nchwc(tir::Schedule& s, const ComputeResult& r, const Knobs& k);
 void schedule_depthwise(tir::Schedule& s, const ComputeResult& r, const Knobs& k);
+// Winograd convolution (schedule_winograd.cc): its knob defaults and template.
+void winograd_default_knobs(const ComputeResult& r, const LayoutHints& hints, Knobs& k);
+void schedule_conv2d_winograd(tir::Schedule& s, const ComputeResult& r, const Knobs& k);
 
 }  // namespace kiln::topi
 

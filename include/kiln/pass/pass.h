@@ -15,6 +15,7 @@
 //   O1: SimplifyInference, FoldConstant, DeadCodeElimination.
 //   O2: O1 + EliminateCommonSubexpr and FuseLayerNorm (after CSE, before DCE), then FuseOps.
 //   O3: O2 with AlterOpLayout and PackMatmulWeights (+ FoldConstant to pre-transform the weights,
+//       ConvertConvToWinograd,
 //       CSE, DCE) before FuseOps.
 #ifndef KILN_PASS_PASS_H_
 #define KILN_PASS_PASS_H_
@@ -40,6 +41,9 @@ struct PassOptions {
   // max(fold_growth_limit * (elements of its constant inputs), fold_small_limit).
   double fold_growth_limit = 1.0;
   int64_t fold_small_limit = 1024;
+  // ConvertConvToWinograd: -1 = the tile from the shape rule (winograd_tile_for); 0 = convert
+  // nothing; 2 or 4 = that tile for every candidate conv (tests, measurements).
+  int winograd_tile = -1;
   // Text-IR dump: "" (none), "all", or a pass name (e.g. "FuseOps"): the graph is printed after
   // every run of that pass, to `dump_stream` (std::cerr when null).
   std::string dump_ir_after;
@@ -85,6 +89,11 @@ std::unique_ptr<Pass> make_fuse_ops();
 std::unique_ptr<Pass> make_alter_op_layout();
 std::unique_ptr<Pass> make_fuse_layer_norm();
 std::unique_ptr<Pass> make_pack_matmul_weights();
+std::unique_ptr<Pass> make_convert_conv_to_winograd();
+
+// ConvertConvToWinograd's rule: the Winograd output tile (2 or 4) for a stride-1 3x3 conv of
+// batch n, c -> m channels and an oh x ow output, or 0 when the direct convolution is faster.
+int winograd_tile_for(int64_t n, int64_t c, int64_t m, int64_t oh, int64_t ow);
 
 // A pass by name ("FoldConstant", ...); UserError(kNotFound) listing the names otherwise.
 std::unique_ptr<Pass> make_pass(const std::string& name);

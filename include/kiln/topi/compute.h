@@ -33,6 +33,7 @@ enum class ScheduleKind : uint8_t {
   kMatmul,      // parts: "anchor" (the [.., M, N] product, reduction over K), optional "pack_b" (panels of B packed in the kernel)
   kConv2dNchwc, // parts: "anchor" (blocked output), "pack_w" (packed weights), optional "pad"
   kDepthwise,   // parts: "anchor" (depthwise conv, NCHW), optional "pad"
+  kConv2dWinograd,  // parts: "anchor" (batched product), "input" (transform)
 };
 
 const char* schedule_kind_name(ScheduleKind kind);

@@ -462,6 +462,34 @@ def build_cases():
     pool_nchwc_case("avg_pool2d_nchwc_excl", "avg_pool2d_nchwc", (1, 16, 7, 13), 8, (3, 3), (2, 2), (1, 1, 1, 1))
     pool_nchwc_case("avg_pool2d_nchwc_ceil_incl", "avg_pool2d_nchwc", (1, 6, 8, 7), 3, (3, 2), (2, 2), (1, 1, 1, 1),
                     ceil=True, cip=True)
+    # ---- Winograd (ConvertConvToWinograd): the weight transform by numpy's G g G^T, the
+    # convolution by PyTorch's direct conv2d on the original weights (so the transform is checked
+    # too); U computed in float64 and stored as f32, hence the 1e-5 tolerance.
+    wino_g = {2: np.array([[1, 0, 0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0, 0, 1]]),
+              4: np.array([[1 / 4, 0, 0], [-1 / 6, -1 / 6, -1 / 6], [-1 / 6, 1 / 6, -1 / 6],
+                           [1 / 24, 1 / 12, 1 / 6], [1 / 24, -1 / 12, 1 / 6], [0, 0, 1]])}
+
+    def wino_u(ww, tile, ob):  # OIHW -> [a, a, M/ob, C, ob]
+        g = wino_g[tile]
+        u = np.einsum("ek,mckl,nl->enmc", g, ww.astype(np.float64), g)  # [a, a, M, C]
+        a, _, mm, cc = u.shape
+        return np.ascontiguousarray(u.reshape(a, a, mm // ob, ob, cc).transpose(0, 1, 2, 4, 3)).astype(np.float32)
+
+    ww6 = rand(8, 6, 3, 3)
+    for tile in (2, 4):
+        case(f"winograd_weight_transform_f{tile}", "winograd_weight_transform", [to_oihw_io(ww6, 3, 4)],
+             [wino_u(ww6, tile, 4)], {"tile": tile}, rtol=1e-6, atol=1e-6)
+
+    def wino_case(name, xs, m, xb, ob, tile, pads):
+        xx, ww, bb = rand(*xs), rand(m, xs[1], 3, 3), rand(m)
+        xp_ = F.pad(t64(xx), (pads[1], pads[3], pads[0], pads[2]))
+        y = F.conv2d(xp_, t64(ww), t64(bb)).numpy()
+        case(name, "conv2d_winograd_nchwc", [to_nchwc(xx, xb), wino_u(ww, tile, ob), bb],
+             [to_nchwc(y, ob).astype(np.float32)], {"pads": list(pads), "tile": tile}, rtol=1e-5, atol=1e-5)
+
+    wino_case("conv2d_winograd_f2_pad1", (2, 6, 7, 9), 8, 3, 4, 2, (1, 1, 1, 1))
+    wino_case("conv2d_winograd_f4_pad0", (1, 8, 11, 7), 4, 8, 2, 4, (0, 0, 0, 0))
+    wino_case("conv2d_winograd_f4_asym", (1, 4, 6, 10), 8, 4, 8, 4, (1, 0, 2, 1))
 
     xf = rand(2, 3)
     case("fused_relu_neg_add", "fused", [xf, rand(2, 3)], None, {

@@ -266,6 +266,8 @@ TEST(OpRegistryContents, EveryOperatorIsComplete) {
       {"fused", OpPattern::kOpaque},
       // Pre-packed matrix products (PackMatmulWeights).
       {"pack_matmul_b", OpPattern::kInjective}, {"matmul_packed", OpPattern::kOutEWiseFusable},
+      // Winograd convolution (ConvertConvToWinograd).
+      {"winograd_weight_transform", OpPattern::kOpaque}, {"conv2d_winograd_nchwc", OpPattern::kOutEWiseFusable},
   };
   for (const auto& [name, pattern] : contract) {
     const OpDef* op = OpRegistry::global().find(name);
