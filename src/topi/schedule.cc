@@ -45,6 +45,13 @@ using tir::StageNode;
 
 int element_bits(ir::DType dt) { return dt == ir::DType::kBool ? 8 : static_cast<int>(ir::dtype_size(dt)) * 8; }
 
+int64_t largest_divisor(int64_t n, int64_t cap) {
+  for (int64_t t = std::min(cap, n); t > 1; --t) {
+    if (n % t == 0) return t;
+  }
+  return 1;
+}
+
 bool is_part(const ComputeResult& r, const tir::Tensor& t) {
   for (const auto& [name, part] : r.parts) {
     if (part.same_as(t)) return true;
