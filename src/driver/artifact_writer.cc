@@ -270,8 +270,15 @@ ArtifactSummary write_artifact(const ArtifactBuilder& builder, const codegen::Ta
     if (cc.empty()) cc = std::getenv("KILN_CC") && *std::getenv("KILN_CC") ? std::getenv("KILN_CC") : "clang";
     flags = " --target=" + shell_quote(target.triple) + " -fuse-ld=lld -nostdlib";
   } else {
-    if (cc.empty()) cc = c_compiler_command();
-    flags = " -lm";
+    // The default compiler links through ld.lld when it is installed: the weights make artifacts
+    // large (ResNet-50 with Winograd weights: 151 MiB) and GNU ld copies them ~4x slower
+    // (1.0 s vs 0.24 s measured). An explicit KILN_CC or c_compiler keeps its own linker.
+    if (cc.empty()) {
+      std::string source;
+      cc = c_compiler_command(&source);
+      if (source == "default" && !find_executable("ld.lld").empty()) flags = " -fuse-ld=lld";
+    }
+    flags += " -lm";
   }
   const std::string tmp_out = path + ".tmp-" + std::to_string(getpid());
   const std::string command = shell_quote(cc) + " -shared -Wl,-z,noexecstack -Wl,-Bsymbolic -o " + shell_quote(tmp_out) +

@@ -57,20 +57,6 @@ bool is_executable_file(const std::string& path) {
   return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(path.c_str(), X_OK) == 0;
 }
 
-// `name` if it contains a '/', else its first match on $PATH; "" when not an executable file.
-std::string find_executable(const std::string& name) {
-  if (name.empty()) return "";
-  if (name.find('/') != std::string::npos) return is_executable_file(name) ? name : "";
-  const char* path_env = std::getenv("PATH");
-  std::stringstream dirs(path_env ? path_env : "/usr/bin:/bin");
-  std::string dir;
-  while (std::getline(dirs, dir, ':')) {
-    const std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
-    if (is_executable_file(candidate)) return candidate;
-  }
-  return "";
-}
-
 // The last `max_lines` lines of a tool's output, joined with " | " for a one-line report.
 std::string tail_lines(const std::string& text, size_t max_lines) {
   std::vector<std::string> lines;
@@ -146,6 +132,20 @@ int64_t available_memory_mb() {
 }
 
 }  // namespace
+
+// `name` if it contains a '/', else its first match on $PATH; "" when not an executable file.
+std::string find_executable(const std::string& name) {
+  if (name.empty()) return "";
+  if (name.find('/') != std::string::npos) return is_executable_file(name) ? name : "";
+  const char* path_env = std::getenv("PATH");
+  std::stringstream dirs(path_env ? path_env : "/usr/bin:/bin");
+  std::string dir;
+  while (std::getline(dirs, dir, ':')) {
+    const std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+    if (is_executable_file(candidate)) return candidate;
+  }
+  return "";
+}
 
 int recommended_build_jobs(int cores, int64_t available_mb, int64_t per_job_mb) {
   const int64_t by_memory = per_job_mb > 0 ? available_mb / per_job_mb : cores;

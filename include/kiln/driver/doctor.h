@@ -70,6 +70,9 @@ int recommended_build_jobs(int cores, int64_t available_mb, int64_t per_job_mb);
 // artifacts should use this, so that doctor checks the compiler that will really be called.
 std::string c_compiler_command(std::string* source = nullptr);
 
+// `name` if it contains a '/', else its first match on $PATH; "" when not an executable file.
+std::string find_executable(const std::string& name);
+
 // Probes the C compiler `command` (a name looked up on PATH, or a path).
 CCompilerFacts probe_c_compiler(const std::string& command, const std::string& source);
 
