@@ -183,8 +183,11 @@ ConvTile conv2d_register_tile(const ConvTileShape& shape, int num_vector_regs) {
   // AVX-512 code of 2 x 13 = 26 + 2 + 13 spilled in its inner loop, that of 4 x 6 does not).
   // A weight panel of o blocks (the weights one tile reads over the whole reduction) above
   // 256 KiB (half of a 512 KiB L2) is re-streamed from L3 for every tile: then one block per
-  // tile, with up to registers - 2 accumulators over several rows (one weight vector, usable as
-  // an FMA memory operand), halves those passes.
+  // tile, with up to registers - 2 x (vectors per block) accumulators over several rows, halves
+  // those passes. With a one-vector block that is registers - 2 (one weight vector, usable as an
+  // FMA memory operand: 1 x 2 x 7 = 14 ymm accumulators ran at full speed on Zen 3); a two-vector
+  // block needs its two weight vectors in registers and a broadcast per pixel: 14 accumulators
+  // (1 x 1 x 7) spilled and ran at 44-48 % of peak, 12 (2 x 3, 3 x 2) at 90 % on 14x14.
   constexpr int64_t kPanelLimit = 256 << 10;
   const bool big_panel = 2 * shape.weight_block_bytes > kPanelLimit;
   ConvTile best;
@@ -192,7 +195,7 @@ ConvTile conv2d_register_tile(const ConvTileShape& shape, int num_vector_regs) {
   int64_t best_acc = 0;
   for (int64_t o : {1, 2, 4}) {
     if (shape.oc_blocks % o != 0 || (o > 1 && o * shape.weight_block_bytes > kPanelLimit)) continue;
-    const int64_t max_acc = big_panel ? num_vector_regs - 2 : num_vector_regs - 3 - o * v;
+    const int64_t max_acc = big_panel ? num_vector_regs - 2 * v : num_vector_regs - 3 - o * v;
     for (int64_t r = 1; r <= (big_panel ? shape.out_height : 1); ++r) {
       for (int64_t t = 1; t <= shape.out_width; ++t) {
         const int64_t acc = o * r * t * v;

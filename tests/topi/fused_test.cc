@@ -156,6 +156,26 @@ TEST(TopiFused, ConvNchwcTallTileWithRowTails) {
               {1e-3, 1e-4});
 }
 
+TEST(TopiFused, ConvNchwcTwoVectorBlocksBigPanelStrided) {
+  // AlterOpLayout's two-vector channel blocks (b = 2 x the target's f32 lanes) on 256 input
+  // channels: a 3x3 weight panel over 256 KiB per two blocks, so one block x several rows x
+  // columns with at most registers - 4 accumulators (2 x 3 on AVX2). Stride 2, pad 1: 27x27 ->
+  // 14x14 (full tiles and a column tail), 11x9 -> 6x5 (tails in rows and columns).
+  const int64_t b = 2 * codegen::host_target().vector_lanes(32), cb = 256 / b;
+  for (const auto& [h, w] : {std::pair<int64_t, int64_t>{27, 27}, {11, 9}}) {
+    const int64_t oh = (h - 1) / 2 + 1, ow = (w - 1) / 2 + 1;
+    check_group({{"conv2d_nchwc", {ValueRef::input(0), ValueRef::input(1), ValueRef::input(2)}, conv_attrs(2, 1)},
+                 {"add", {ValueRef::member(0), ValueRef::input(3)}, {}},
+                 {"relu", {ValueRef::member(1)}, {}}},
+                {tt({1, cb, h, w, b}), tt({2, cb, 3, 3, b, b}), tt({2 * b}), tt({1, 2, oh, ow, b})},
+                {ValueRef::member(2)}, {1e-3, 1e-4});
+  }
+  // Stride 1 on an odd 7 x 5 input.
+  check_group({{"conv2d_nchwc", {ValueRef::input(0), ValueRef::input(1), ValueRef::input(2)}, conv_attrs(1, 1)},
+               {"relu", {ValueRef::member(0)}, {}}},
+              {tt({1, cb, 7, 5, b}), tt({1, cb, 3, 3, b, b}), tt({b})}, {ValueRef::member(1)}, {1e-3, 1e-4});
+}
+
 TEST(TopiFused, ConvNchwcEpilogueThatIsNotElementwiseOrASecondOutput) {
   // Two outputs (the conv and its relu): the anchor is stored (an output), the relu is a second
   // pass reading it.
