@@ -176,6 +176,30 @@ TEST(TopiFused, ConvNchwcTwoVectorBlocksBigPanelStrided) {
               {tt({1, cb, 7, 5, b}), tt({1, cb, 3, 3, b, b}), tt({b})}, {ValueRef::member(1)}, {1e-3, 1e-4});
 }
 
+TEST(TopiFused, ConvNchwcFlatPixels) {
+  // 1x1 on 7x7 with two-vector blocks: flat pixel tiles on AVX2 (TopiNchwc.FlatPixelsFollowTheTileModel).
+  // Bias + residual add + relu applied to the tile (the flat anchor and its unflattened view
+  // inlined, never stored); then two outputs (the conv and its relu) and a transpose consumer:
+  // the flat anchor is tiled itself and its view read by a second pass.
+  const int64_t b = 2 * codegen::host_target().vector_lanes(32);
+  const std::string ir = check_group(
+      {{"conv2d_nchwc", {ValueRef::input(0), ValueRef::input(1), ValueRef::input(2)}, conv_attrs(1, 0)},
+       {"add", {ValueRef::member(0), ValueRef::input(3)}, {}},
+       {"relu", {ValueRef::member(1)}, {}}},
+      {tt({1, 64 / b, 7, 7, b}), tt({128 / b, 64 / b, 1, 1, b, b}), tt({128}), tt({1, 128 / b, 7, 7, b})},
+      {ValueRef::member(2)}, {1e-4, 1e-4});
+  EXPECT_EQ(ir.find("allocate conv2d_nchwc["), std::string::npos) << ir;
+  check_group({{"conv2d_nchwc", {ValueRef::input(0), ValueRef::input(1)}, conv_attrs(1, 0)},
+               {"relu", {ValueRef::member(0)}, {}}},
+              {tt({1, 64 / b, 7, 7, b}), tt({64 / b, 64 / b, 1, 1, b, b})}, {ValueRef::member(1), ValueRef::member(0)},
+              {1e-4, 1e-4});
+  check_group({{"conv2d_nchwc", {ValueRef::input(0), ValueRef::input(1), ValueRef::input(2)}, conv_attrs(1, 0)},
+               {"transpose", {ValueRef::member(0)}, Attrs().set("perm", Ints{0, 1, 3, 2, 4})},
+               {"relu", {ValueRef::member(1)}, {}}},
+              {tt({1, 64 / b, 7, 7, b}), tt({64 / b, 64 / b, 1, 1, b, b}), tt({64})}, {ValueRef::member(2)},
+              {1e-4, 1e-4});
+}
+
 TEST(TopiFused, ConvNchwcEpilogueThatIsNotElementwiseOrASecondOutput) {
   // Two outputs (the conv and its relu): the anchor is stored (an output), the relu is a second
   // pass reading it.
