@@ -3,8 +3,9 @@
 //     (anchor[n, M/ob, OH, OW, ob]) from weights packed as [M/ob, C/icb, kh, kw, icb, ob] and the
 //     input packed (and zero-padded) as NCHW[icb]c, then unpacked to NCHW with the bias. The
 //     schedule register-tiles oc_tile blocks x tile_oh rows x tile_ow columns (conv2d_nchwc
-//     template). conv2d_nchwc_blocked takes an input already in NCHW[icb]c and copies it only to
-//     pad or subsample.
+//     template), or tile_ow pixels of the output numbered as one axis (flat pixels, see
+//     conv2d_nchwc in nn.h). conv2d_nchwc_blocked takes an input already in NCHW[icb]c and copies
+//     it only to pad or subsample.
 //   - depthwise (groups == C == M, f32/f64): a per-channel window sum over a padded input.
 //   - generic (any groups, any float type): a plain reduction (correct, not fast).
 // Padding is a separate padded-input stage (zero outside), so the inner loops carry no selects.
@@ -202,19 +203,17 @@ ComputeResult conv2d_nchwc_impl(const Tensor& x, bool blocked, const Tensor& w_p
   tir::IterVar rco = tir::reduce_axis(cb, "rco"), rh = tir::reduce_axis(kh, "rh"), rw = tir::reduce_axis(kw, "rw"),
                rci = tir::reduce_axis(icb, "rci");
   const int64_t oh = out.shape[2], ow = out.shape[3];
-  // Flat pixels: a 1x1 convolution without padding reads (packed) input pixel p for output pixel
-  // p (stride 1, or strided through the subsampled copy), so the output pixels are one axis of
-  // OH*OW (register tiles over it have no row tails) when the cycle model prefers that
-  // (conv2d_flatten_pixels).
+  // Flat pixels: the output pixels as one axis of OH*OW (register tiles over it have no row
+  // tails: 49 = 9 x 5 + 4 instead of 7 rows of 4 + 3 columns) when the cycle model prefers that
+  // (conv2d_flatten_pixels). Output pixel p reads input rows/columns (p / OW, p % OW) scaled by
+  // the stride: per pixel of the unrolled tile an address that does not change in the reduction.
   ConvTileShape tile_shape;
   tile_shape.oc_blocks = out.shape[1] / ob;
   tile_shape.out_height = oh;
   tile_shape.out_width = ow;
   tile_shape.vectors_per_block = std::max<int64_t>(1, ob / hints.vector_lanes_f32);
   tile_shape.weight_block_bytes = ob * cb * kh * kw * icb * static_cast<int64_t>(ir::dtype_size(w_packed.dtype()));
-  const bool flat = kh == 1 && kw == 1 && step_h == 1 && step_w == 1 && xp.shape()[2] == oh && xp.shape()[3] == ow &&
-                    oh > 1 &&
-                    conv2d_flatten_pixels(tile_shape, hints.num_vector_regs);
+  const bool flat = oh > 1 && conv2d_flatten_pixels(tile_shape, hints.num_vector_regs);
   auto product = [&](const Expr& n, const Expr& mo, const Expr& h, const Expr& w, const Expr& o) {
     const Expr v = xp(n, Expr(rco), h * step_h + Expr(rh) * p.dilation_h, w * step_w + Expr(rw) * p.dilation_w,
                       Expr(rci));

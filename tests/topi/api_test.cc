@@ -99,14 +99,15 @@ TEST(TopiApi, DefaultKnobsFollowTheTarget) {
   const Knobs k5 = default_knobs(c5, avx512);
   EXPECT_EQ(k5.get("oc_block"), 32);
   EXPECT_EQ(k5.get("ic_block"), 16);
-  // conv2d_nchwc 3x3 on 512 channels, 5x5 (as TopiFused.ConvNchwcTallTileWithRowTails builds it):
-  // one block per tile, several rows.
-  tir::Tensor xb = tir::placeholder({1, 64, 5, 5, 8}, DType::kF32, "xb");
+  // conv2d_nchwc 3x3 on 512 channels, 9x7 (as TopiFused.ConvNchwcTallTileWithRowTails builds it):
+  // one block per tile, several rows (2 x 7: no flat pixel tile does better).
+  tir::Tensor xb = tir::placeholder({1, 64, 9, 7, 8}, DType::kF32, "xb");
   tir::Tensor wb = tir::placeholder({2, 64, 3, 3, 8, 8}, DType::kF32, "wb");
   const ComputeResult tall = compute_op("conv2d_nchwc", {xb, wb}, pads, layout_hints(avx2));
   const Knobs kt = default_knobs(tall, avx2);
   EXPECT_EQ(kt.get("oc_tile"), 1);
   EXPECT_GT(kt.get("tile_oh"), 1);
+  EXPECT_EQ(tall.parts.at("anchor").ndim(), 5);
 }
 
 // The register tile rule on both register files, at ResNet-50's sizes (one vector per block, as

@@ -148,11 +148,11 @@ TEST(TopiFused, ConvNchwcStridedAndStem) {
 
 TEST(TopiFused, ConvNchwcTallTileWithRowTails) {
   // 3x3 on 512 channels: a weight panel over 256 KiB per two blocks, so the tile spans several
-  // rows of one block (tile_oh > 1, TopiApi.ConvRegisterTileFitsTheTarget); 5 rows leave a tail.
+  // rows of one block (tile_oh > 1, TopiApi.DefaultKnobsFollowTheTarget); 9 rows leave a tail.
   check_group({{"conv2d_nchwc", {ValueRef::input(0), ValueRef::input(1), ValueRef::input(2)}, conv_attrs(1, 1)},
                {"add", {ValueRef::member(0), ValueRef::input(3)}, {}},
                {"relu", {ValueRef::member(1)}, {}}},
-              {tt({1, 64, 5, 5, 8}), tt({2, 64, 3, 3, 8, 8}), tt({16}), tt({1, 2, 5, 5, 8})}, {ValueRef::member(2)},
+              {tt({1, 64, 9, 7, 8}), tt({2, 64, 3, 3, 8, 8}), tt({16}), tt({1, 2, 9, 7, 8})}, {ValueRef::member(2)},
               {1e-3, 1e-4});
 }
 

@@ -72,10 +72,9 @@ struct ConvTile {
 };
 ConvTile conv2d_register_tile(const ConvTileShape& shape, int num_vector_regs);
 
-// Whether a convolution whose output pixels can be numbered as one axis (1x1, stride 1, no
-// padding: input pixel = output pixel) is better tiled over that flat axis of out_height x
-// out_width pixels than over rows x columns: when the cycle model's rate of the flat tile beats
-// the 2-D tile's (a 7-column row splits into 4 + 3 columns, 49 pixels into 9 x 5 + 4).
+// Whether a convolution is better register-tiled over its out_height x out_width output pixels
+// numbered as one axis than over rows x columns: when the cycle model's rate of the flat tile
+// beats the 2-D tile's by 2 % (a 7-column row splits into 4 + 3 columns, 49 pixels into 9 x 5 + 4).
 bool conv2d_flatten_pixels(const ConvTileShape& shape, int num_vector_regs);
 
 // Applies the template of `result.schedule` to `s` (a Schedule of result.outputs) with `knobs`
