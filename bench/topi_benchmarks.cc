@@ -143,7 +143,7 @@ void BM_TopiConv2dNchwc(benchmark::State& state) {
   kiln::topi::Conv2dParams p;
   p.stride_h = p.stride_w = c.stride;
   p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = c.pad;
-  kiln::topi::ComputeResult r = kiln::topi::conv2d_nchwc(x, wp, p, out, ob);
+  kiln::topi::ComputeResult r = kiln::topi::conv2d_nchwc(x, wp, p, out, ob, hints);
   const kiln::topi::Knobs knobs = with_overrides(kiln::topi::default_knobs(r, host_target()));
   Schedule s(r.outputs);
   kiln::topi::apply_schedule(s, r, knobs);

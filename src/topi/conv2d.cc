@@ -3,13 +3,17 @@
 //     (anchor[n, M/ob, OH, OW, ob]) from weights packed as [M/ob, C/icb, kh, kw, icb, ob] and the
 //     input packed (and zero-padded) as NCHW[icb]c, then unpacked to NCHW with the bias. The
 //     schedule register-tiles oc_tile blocks x tile_oh rows x tile_ow columns (conv2d_nchwc
-//     template). conv2d_nchwc_blocked takes an input already in NCHW[icb]c and copies it only to
-//     pad or subsample.
+//     template), or tile_ow pixels of the output numbered as one axis (flat pixels, see
+//     conv2d_nchwc in nn.h). conv2d_nchwc_blocked takes an input already in NCHW[icb]c and copies
+//     it only to pad or subsample.
 //   - depthwise (groups == C == M, f32/f64): a per-channel window sum over a padded input.
 //   - generic (any groups, any float type): a plain reduction (correct, not fast).
 // Padding is a separate padded-input stage (zero outside), so the inner loops carry no selects.
+#include <algorithm>
+
 #include "kiln/topi/compute.h"
 #include "kiln/topi/nn.h"
+#include "kiln/topi/schedule.h"
 #include "topi/topi_util.h"
 
 namespace kiln::topi {
@@ -102,11 +106,11 @@ ComputeResult conv2d_compute(const std::vector<Tensor>& in, const ir::Attrs& att
   if (fast_type && p.groups == 1) {
     const int64_t ob = conv2d_oc_block(M, out[0].shape[3], hints);
     const Tensor wp = pack_conv2d_weights(w, ob, conv2d_ic_block(C, hints));
-    ComputeResult r = conv2d_nchwc(x, wp, p, out[0], ob);
+    ComputeResult r = conv2d_nchwc(x, wp, p, out[0], ob, hints);
     // Unpack to NCHW, adding the bias.
-    const Tensor anchor = r.parts.at("anchor");
-    r.outputs = {add_bias_cast(anchor, in, dt, out[0].shape, [&](const std::vector<Var>& i) {
-      return anchor(i[0], tir::floordiv(i[1], Expr(ob)), i[2], i[3], tir::floormod(i[1], Expr(ob)));
+    const Tensor y = r.outputs[0];
+    r.outputs = {add_bias_cast(y, in, dt, out[0].shape, [&](const std::vector<Var>& i) {
+      return y(i[0], tir::floordiv(i[1], Expr(ob)), i[2], i[3], tir::floormod(i[1], Expr(ob)));
     })};
     r.parts["pack_w"] = wp;
     return r;
@@ -166,7 +170,7 @@ namespace {
 
 // The blocked convolution on the input `x` (NCHW, or NCHW[icb]c when `blocked`).
 ComputeResult conv2d_nchwc_impl(const Tensor& x, bool blocked, const Tensor& w_packed, const Conv2dParams& p,
-                                const ir::TensorType& out, int64_t oc_block) {
+                                const ir::TensorType& out, int64_t oc_block, const LayoutHints& hints) {
   const ir::Shape& ws = w_packed.shape();
   const int64_t cb = ws[1], kh = ws[2], kw = ws[3], icb = ws[4];
   const int64_t ob = oc_block;
@@ -198,34 +202,63 @@ ComputeResult conv2d_nchwc_impl(const Tensor& x, bool blocked, const Tensor& w_p
   const int64_t step_h = subsample ? 1 : p.stride_h, step_w = subsample ? 1 : p.stride_w;
   tir::IterVar rco = tir::reduce_axis(cb, "rco"), rh = tir::reduce_axis(kh, "rh"), rw = tir::reduce_axis(kw, "rw"),
                rci = tir::reduce_axis(icb, "rci");
-  Tensor acc = tir::compute(
-      {out.shape[0], out.shape[1] / ob, out.shape[2], out.shape[3], ob},
-      [&](const std::vector<Var>& i) {
-        const Expr v = xp(i[0], Expr(rco), i[2] * step_h + Expr(rh) * p.dilation_h,
-                          i[3] * step_w + Expr(rw) * p.dilation_w, Expr(rci));
-        return tir::sum(v * w_packed(i[1], Expr(rco), Expr(rh), Expr(rw), Expr(rci), i[4]), {rco, rh, rw, rci});
-      },
-      "conv2d_nchwc", {"n", "oc", "oh", "ow", "ob"});
+  const int64_t oh = out.shape[2], ow = out.shape[3];
+  // Flat pixels: the output pixels as one axis of OH*OW (register tiles over it have no row
+  // tails: 49 = 9 x 5 + 4 instead of 7 rows of 4 + 3 columns) when the cycle model prefers that
+  // (conv2d_flatten_pixels). Output pixel p reads input rows/columns (p / OW, p % OW) scaled by
+  // the stride: per pixel of the unrolled tile an address that does not change in the reduction.
+  ConvTileShape tile_shape;
+  tile_shape.oc_blocks = out.shape[1] / ob;
+  tile_shape.out_height = oh;
+  tile_shape.out_width = ow;
+  tile_shape.vectors_per_block = std::max<int64_t>(1, ob / hints.vector_lanes_f32);
+  tile_shape.weight_block_bytes = ob * cb * kh * kw * icb * static_cast<int64_t>(ir::dtype_size(w_packed.dtype()));
+  const bool flat = oh > 1 && conv2d_flatten_pixels(tile_shape, hints.num_vector_regs);
+  auto product = [&](const Expr& n, const Expr& mo, const Expr& h, const Expr& w, const Expr& o) {
+    const Expr v = xp(n, Expr(rco), h * step_h + Expr(rh) * p.dilation_h, w * step_w + Expr(rw) * p.dilation_w,
+                      Expr(rci));
+    return tir::sum(v * w_packed(mo, Expr(rco), Expr(rh), Expr(rw), Expr(rci), o), {rco, rh, rw, rci});
+  };
   ComputeResult r;
   r.schedule = ScheduleKind::kConv2dNchwc;
+  Tensor acc;
+  if (flat) {
+    acc = tir::compute(
+        {out.shape[0], out.shape[1] / ob, oh * ow, ob},
+        [&](const std::vector<Var>& i) {
+          return product(i[0], i[1], tir::floordiv(i[2], Expr(ow)), tir::floormod(i[2], Expr(ow)), i[3]);
+        },
+        "conv2d_nchwc", {"n", "oc", "pix", "ob"});
+    const Tensor y = tir::compute(
+        {out.shape[0], out.shape[1] / ob, oh, ow, ob},
+        [&](const std::vector<Var>& i) { return acc(i[0], i[1], i[2] * ow + i[3], i[4]); }, "unflatten",
+        {"n", "oc", "oh", "ow", "ob"});
+    r.parts["unflatten"] = y;
+    r.outputs = {y};
+  } else {
+    acc = tir::compute(
+        {out.shape[0], out.shape[1] / ob, oh, ow, ob},
+        [&](const std::vector<Var>& i) { return product(i[0], i[1], i[2], i[3], i[4]); }, "conv2d_nchwc",
+        {"n", "oc", "oh", "ow", "ob"});
+    r.outputs = {acc};
+  }
   r.parts["anchor"] = acc;
   if (!copy_free) r.parts["pack_x"] = xp;
   r.layout["oc_block"] = ob;
   r.layout["ic_block"] = icb;
-  r.outputs = {acc};
   return r;
 }
 
 }  // namespace
 
 ComputeResult conv2d_nchwc(const Tensor& x, const Tensor& w_packed, const Conv2dParams& p, const ir::TensorType& out,
-                           int64_t oc_block) {
-  return conv2d_nchwc_impl(x, false, w_packed, p, out, oc_block);
+                           int64_t oc_block, const LayoutHints& hints) {
+  return conv2d_nchwc_impl(x, false, w_packed, p, out, oc_block, hints);
 }
 
 ComputeResult conv2d_nchwc_blocked(const Tensor& xb, const Tensor& w_packed, const Conv2dParams& p,
-                                   const ir::TensorType& out, int64_t oc_block) {
-  return conv2d_nchwc_impl(xb, true, w_packed, p, out, oc_block);
+                                   const ir::TensorType& out, int64_t oc_block, const LayoutHints& hints) {
+  return conv2d_nchwc_impl(xb, true, w_packed, p, out, oc_block, hints);
 }
 
 }  // namespace kiln::topi

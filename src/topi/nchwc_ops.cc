@@ -112,9 +112,10 @@ ComputeResult conv2d_nchwc_compute(const std::vector<Tensor>& in, const ir::Attr
   const ir::TensorType nchw{dt, {os[0], os[1] * ob, os[2], os[3]}};
   // Input blocked as the weights expect (AlterOpLayout makes ib = the input's block): read as it
   // is; another blocking goes through the NCHW view.
-  ComputeResult r = w.shape()[4] == xblock ? conv2d_nchwc_blocked(xb, w, p, nchw, ob) : conv2d_nchwc(x4, w, p, nchw, ob);
+  ComputeResult r = w.shape()[4] == xblock ? conv2d_nchwc_blocked(xb, w, p, nchw, ob, hints)
+                                            : conv2d_nchwc(x4, w, p, nchw, ob, hints);
   if (in.size() > 2) {
-    const Tensor acc = r.parts.at("anchor");
+    const Tensor acc = r.outputs[0];
     const Tensor bias = in[2];
     r.outputs = {tir::compute(
         os,

@@ -183,8 +183,11 @@ ConvTile conv2d_register_tile(const ConvTileShape& shape, int num_vector_regs) {
   // AVX-512 code of 2 x 13 = 26 + 2 + 13 spilled in its inner loop, that of 4 x 6 does not).
   // A weight panel of o blocks (the weights one tile reads over the whole reduction) above
   // 256 KiB (half of a 512 KiB L2) is re-streamed from L3 for every tile: then one block per
-  // tile, with up to registers - 2 accumulators over several rows (one weight vector, usable as
-  // an FMA memory operand), halves those passes.
+  // tile, with up to registers - 2 x (vectors per block) accumulators over several rows, halves
+  // those passes. With a one-vector block that is registers - 2 (one weight vector, usable as an
+  // FMA memory operand: 1 x 2 x 7 = 14 ymm accumulators ran at full speed on Zen 3); a two-vector
+  // block needs its two weight vectors in registers and a broadcast per pixel: 14 accumulators
+  // (1 x 1 x 7) spilled and ran at 44-48 % of peak, 12 (2 x 3, 3 x 2) at 90 % on 14x14.
   constexpr int64_t kPanelLimit = 256 << 10;
   const bool big_panel = 2 * shape.weight_block_bytes > kPanelLimit;
   ConvTile best;
@@ -192,14 +195,14 @@ ConvTile conv2d_register_tile(const ConvTileShape& shape, int num_vector_regs) {
   int64_t best_acc = 0;
   for (int64_t o : {1, 2, 4}) {
     if (shape.oc_blocks % o != 0 || (o > 1 && o * shape.weight_block_bytes > kPanelLimit)) continue;
-    const int64_t max_acc = big_panel ? num_vector_regs - 2 : num_vector_regs - 3 - o * v;
+    const int64_t max_acc = big_panel ? num_vector_regs - 2 * v : num_vector_regs - 3 - o * v;
     for (int64_t r = 1; r <= (big_panel ? shape.out_height : 1); ++r) {
       for (int64_t t = 1; t <= shape.out_width; ++t) {
         const int64_t acc = o * r * t * v;
         if (acc > max_acc || (o > 1 && acc + o * v + r * t > num_vector_regs + 3)) break;
         const double x = rate(o, r, t);
         if (x > best_rate + 1e-9 || (x > best_rate - 1e-9 && acc > best_acc)) {
-          best = {o, r, t};
+          best = {o, r, t, x};
           best_rate = x;
           best_acc = acc;
         }
@@ -207,6 +210,15 @@ ConvTile conv2d_register_tile(const ConvTileShape& shape, int num_vector_regs) {
     }
   }
   return best;
+}
+
+bool conv2d_flatten_pixels(const ConvTileShape& shape, int num_vector_regs) {
+  ConvTileShape flat = shape;
+  flat.out_height = 1;
+  flat.out_width = shape.out_height * shape.out_width;
+  // A margin so that near-ties keep the rows x columns tile (measured at 90-95 % of peak on
+  // 14x14 and larger outputs).
+  return conv2d_register_tile(flat, num_vector_regs).rate > conv2d_register_tile(shape, num_vector_regs).rate + 0.02;
 }
 
 Knobs default_knobs(const ComputeResult& result, const codegen::Target& target) {
@@ -241,11 +253,14 @@ Knobs default_knobs(const ComputeResult& result, const codegen::Target& target) 
       break;
     }
     case ScheduleKind::kConv2dNchwc: {
+      // The anchor is [N, M/ob, OH, OW, ob], or [N, M/ob, OH*OW, ob] with flat pixels (one row).
       const tir::Tensor a = result.parts.at("anchor");
-      const int64_t ow = a.shape()[3], ob = a.shape()[4], mb = a.shape()[1];
+      const bool flat = a.ndim() == 4;
+      const int64_t ow = flat ? a.shape()[2] : a.shape()[3], ob = a.shape().back(), mb = a.shape()[1];
+      const int64_t oh = flat ? 1 : a.shape()[2];
       ConvTileShape shape;
       shape.oc_blocks = mb;
-      shape.out_height = a.shape()[2];
+      shape.out_height = oh;
       shape.out_width = ow;
       shape.vectors_per_block = std::max<int64_t>(1, ob / hints.vector_lanes_f32);
       shape.weight_block_bytes = ob * static_cast<int64_t>(ir::dtype_size(a.dtype()));
@@ -264,7 +279,8 @@ Knobs default_knobs(const ComputeResult& result, const codegen::Target& target) 
       // go inside the channel tiles (every chunk then holds whole columns of row tiles).
       int64_t weight_elems = a.shape()[1] * ob;
       for (const tir::IterVar& r : a.get()->reduce_axis()) weight_elems *= extent_of(r);
-      const bool rows_outer = weight_elems * 4 <= (4 << 20) && a.shape()[2] % tile.tile_oh == 0;
+      // Flat pixels (small images): one chunk's weights stay cached while all pixels pass.
+      const bool rows_outer = !flat && weight_elems * 4 <= (4 << 20) && oh % tile.tile_oh == 0;
       k.set("rows_outer", rows_outer ? 1 : 0);
       break;
     }

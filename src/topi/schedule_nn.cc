@@ -106,7 +106,15 @@ void schedule_conv2d_nchwc(tir::Schedule& s, const ComputeResult& r, const Knobs
   const tir::Tensor a = r.parts.at("anchor");
   const int64_t tile_ow = k.get("tile_ow"), oc_tile = k.get("oc_tile");
   const int64_t tile_oh = k.get("tile_oh");
-  const int64_t ob = a.shape()[4];
+  // Flat pixels (conv2d_nchwc in nn.h): the anchor is [N, M/ob, OH*OW, ob] and the convolution's
+  // 5-D result the "unflatten" view of it; tiles of tile_ow pixels (tile_oh must be 1).
+  const bool flat = a.ndim() == 4;
+  const tir::Tensor y = flat ? r.parts.at("unflatten") : a;
+  if (flat && tile_oh != 1) {
+    throw UserError(UserErrorKind::kInvalidArgument, "schedule knob 'tile_oh'",
+                    "is " + std::to_string(tile_oh) + " on a convolution over flat pixels (one row)", "set tile_oh=1");
+  }
+  const int64_t ob = a.shape().back();
   std::vector<tir::Tensor> handled = {a};
   for (const char* pack : {"pack_w", "pack_x"}) {
     if (r.parts.count(pack)) {
@@ -115,10 +123,11 @@ void schedule_conv2d_nchwc(tir::Schedule& s, const ComputeResult& r, const Knobs
     }
   }
   // The stage that carries the tile loops: the group's single output when it is an elementwise
-  // chain of the anchor's shape (bias, residual add, ReLU/Clip applied to the register tile as it
-  // is written back: each output element written once, the anchor never stored), else the anchor.
-  const tir::Tensor o = s.outputs().size() == 1 && !s.outputs()[0].same_as(a) &&
-                                is_elementwise_chain(s.outputs()[0], a)
+  // chain of the convolution's result (bias, residual add, ReLU/Clip applied to the register tile
+  // as it is written back: each output element written once, the anchor never stored), else the
+  // anchor.
+  const tir::Tensor o = s.outputs().size() == 1 && (!s.outputs()[0].same_as(a) || flat) &&
+                                is_elementwise_chain(s.outputs()[0], y)
                             ? s.outputs()[0]
                             : a;
   const tir::Tensor al = s.cache_write(a);
@@ -127,15 +136,43 @@ void schedule_conv2d_nchwc(tir::Schedule& s, const ComputeResult& r, const Knobs
     s[a].compute_inline();
     handled.push_back(o);
   }
-  // Tile: oc_tile channel blocks x tile_oh rows x tile_ow columns x ob lanes of accumulators,
-  // with the reduction (C-block, kh, kw, c) outside it; (n, oh-tile, oc-tile) or (n, oc-tile,
-  // oh-tile) fused and parallel.
+  if (flat && !o.same_as(a) && !o.same_as(y)) {
+    s[y].compute_inline();
+    handled.push_back(y);
+  }
+  // Tile: oc_tile channel blocks x tile_oh rows x tile_ow columns (or tile_ow flat pixels) x ob
+  // lanes of accumulators, with the reduction (C-block, kh, kw, c) outside it; (n, oh-tile,
+  // oc-tile) or (n, oc-tile, oh-tile) fused and parallel.
   Stage so = s[o];
-  const IterVar oc = so.axis(1), lanes = so.axis(4);
+  const bool o_flat = o.ndim() == 4;  // the anchor itself, flat
+  const IterVar oc = so.axis(1), lanes = so.axis(o_flat ? 3 : 4);
   auto [oco, oci] = so.split(oc, oc_tile);
+  const bool rows_outer = k.get("rows_outer") != 0;
+  if (flat) {
+    const IterVar pix = o_flat ? so.axis(2) : so.fuse(so.axis(2), so.axis(3));
+    auto [po, pi] = so.split(pix, tile_ow);
+    // The tile loop split once more by 1: its outer part joins the parallel loop, the unit inner
+    // part is where the register tile is attached (a fused loop's region is not a tile).
+    auto [pt, at] = so.split(po, 1);
+    so.reorder(rows_outer ? std::vector<IterVar>{so.axis(0), pt, oco, at, oci, pi, lanes}
+                          : std::vector<IterVar>{so.axis(0), oco, pt, at, oci, pi, lanes});
+    so.parallel(fuse_leading(so, 3));
+    so.unroll(oci);
+    so.unroll(pi);
+    if (ob > 1) so.vectorize(lanes);
+    Stage sl = s[al];
+    sl.compute_at(so, at);
+    sl.reorder({sl.reduce_axis(0), sl.reduce_axis(1), sl.reduce_axis(2), sl.reduce_axis(3), sl.axis(1), sl.axis(2),
+                sl.axis(3)});
+    sl.unroll(sl.axis(1));
+    sl.unroll(sl.axis(2));
+    if (ob > 1) sl.vectorize(sl.axis(3));
+    schedule_rest(s, r, k, handled);
+    return;
+  }
   auto [oho, ohi] = so.split(so.axis(2), tile_oh);
   auto [owo, owi] = so.split(so.axis(3), tile_ow);
-  if (k.get("rows_outer") != 0) {
+  if (rows_outer) {
     so.reorder({so.axis(0), oho, oco, owo, oci, ohi, owi, lanes});
   } else {
     so.reorder({so.axis(0), oco, oho, owo, oci, ohi, owi, lanes});

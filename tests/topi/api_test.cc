@@ -99,14 +99,15 @@ TEST(TopiApi, DefaultKnobsFollowTheTarget) {
   const Knobs k5 = default_knobs(c5, avx512);
   EXPECT_EQ(k5.get("oc_block"), 32);
   EXPECT_EQ(k5.get("ic_block"), 16);
-  // conv2d_nchwc 3x3 on 512 channels, 5x5 (as TopiFused.ConvNchwcTallTileWithRowTails builds it):
-  // one block per tile, several rows.
-  tir::Tensor xb = tir::placeholder({1, 64, 5, 5, 8}, DType::kF32, "xb");
+  // conv2d_nchwc 3x3 on 512 channels, 9x7 (as TopiFused.ConvNchwcTallTileWithRowTails builds it):
+  // one block per tile, several rows (2 x 7: no flat pixel tile does better).
+  tir::Tensor xb = tir::placeholder({1, 64, 9, 7, 8}, DType::kF32, "xb");
   tir::Tensor wb = tir::placeholder({2, 64, 3, 3, 8, 8}, DType::kF32, "wb");
   const ComputeResult tall = compute_op("conv2d_nchwc", {xb, wb}, pads, layout_hints(avx2));
   const Knobs kt = default_knobs(tall, avx2);
   EXPECT_EQ(kt.get("oc_tile"), 1);
   EXPECT_GT(kt.get("tile_oh"), 1);
+  EXPECT_EQ(tall.parts.at("anchor").ndim(), 5);
 }
 
 // The register tile rule on both register files, at ResNet-50's sizes (one vector per block, as
@@ -118,6 +119,7 @@ TEST(TopiApi, ConvRegisterTileFitsTheTarget) {
     int64_t oc_blocks, size, block_bytes;
     int regs;
     int64_t oc_tile, tile_oh, tile_ow;
+    int64_t vectors = 1;  // vectors per channel block (AlterOpLayout's two-vector blocks: 2)
   };
   const int64_t k3x3_512 = 512 * 9 * 8 * 4;  // one 8-channel block of a 3x3 conv on 512 channels
   const Case cases[] = {
@@ -139,19 +141,32 @@ TEST(TopiApi, ConvRegisterTileFitsTheTarget) {
       {64, 14, 0, 32, 4, 1, 6},
       {64, 7, 0, 32, 4, 1, 5},
       {32, 7, 2 * k3x3_512, 32, 1, 4, 7},
+      // Two-vector blocks (16 channels on AVX2): one block, registers - 4 accumulators at most
+      // when the panel is big (1 x 1 x 7 = 14 spilled): 2 x 3 on 14x14 (3x3 on 256 channels,
+      // 288 KiB for two blocks), 1 x 4 on 7x7; small panels: 1 x 4 on 28, 1 x 5 on 14.
+      {16, 14, 256 * 9 * 16 * 4, 16, 1, 2, 3, 2},
+      {32, 7, 2 * k3x3_512, 16, 1, 1, 4, 2},
+      {8, 28, 128 * 9 * 16 * 4, 16, 1, 1, 4, 2},
+      {16, 14, 0, 16, 1, 1, 5, 2},
+      // AVX-512 with two-vector blocks (32 channels): at most 28 accumulators on a big panel.
+      {16, 7, 4 * k3x3_512, 32, 1, 2, 7, 2},
   };
   for (const Case& c : cases) {
     ConvTileShape shape;
     shape.oc_blocks = c.oc_blocks;
     shape.out_height = shape.out_width = c.size;
     shape.weight_block_bytes = c.block_bytes;
+    shape.vectors_per_block = c.vectors;
     const ConvTile t = conv2d_register_tile(shape, c.regs);
     const std::string what = std::to_string(c.oc_blocks) + " blocks, " + std::to_string(c.size) + "x" +
-                             std::to_string(c.size) + ", " + std::to_string(c.regs) + " registers";
+                             std::to_string(c.size) + ", " + std::to_string(c.regs) + " registers, " +
+                             std::to_string(c.vectors) + " vectors per block";
     EXPECT_EQ(t.oc_tile, c.oc_tile) << what;
     EXPECT_EQ(t.tile_oh, c.tile_oh) << what;
     EXPECT_EQ(t.tile_ow, c.tile_ow) << what;
-    EXPECT_LE(t.oc_tile * t.tile_oh * t.tile_ow + (c.block_bytes > 0 ? 2 : t.oc_tile + 3), c.regs) << what;
+    const int64_t acc = t.oc_tile * t.tile_oh * t.tile_ow * c.vectors;
+    const bool big_panel = 2 * c.block_bytes > (256 << 10);
+    EXPECT_LE(acc + (big_panel ? 2 * c.vectors : t.oc_tile * c.vectors + 3), c.regs) << what;
     EXPECT_EQ(c.oc_blocks % t.oc_tile, 0) << what;
   }
 }

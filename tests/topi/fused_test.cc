@@ -148,12 +148,56 @@ TEST(TopiFused, ConvNchwcStridedAndStem) {
 
 TEST(TopiFused, ConvNchwcTallTileWithRowTails) {
   // 3x3 on 512 channels: a weight panel over 256 KiB per two blocks, so the tile spans several
-  // rows of one block (tile_oh > 1, TopiApi.ConvRegisterTileFitsTheTarget); 5 rows leave a tail.
+  // rows of one block (tile_oh > 1, TopiApi.DefaultKnobsFollowTheTarget); 9 rows leave a tail.
   check_group({{"conv2d_nchwc", {ValueRef::input(0), ValueRef::input(1), ValueRef::input(2)}, conv_attrs(1, 1)},
                {"add", {ValueRef::member(0), ValueRef::input(3)}, {}},
                {"relu", {ValueRef::member(1)}, {}}},
-              {tt({1, 64, 5, 5, 8}), tt({2, 64, 3, 3, 8, 8}), tt({16}), tt({1, 2, 5, 5, 8})}, {ValueRef::member(2)},
+              {tt({1, 64, 9, 7, 8}), tt({2, 64, 3, 3, 8, 8}), tt({16}), tt({1, 2, 9, 7, 8})}, {ValueRef::member(2)},
               {1e-3, 1e-4});
+}
+
+TEST(TopiFused, ConvNchwcTwoVectorBlocksBigPanelStrided) {
+  // AlterOpLayout's two-vector channel blocks (b = 2 x the target's f32 lanes) on 256 input
+  // channels: a 3x3 weight panel over 256 KiB per two blocks, so one block x several rows x
+  // columns with at most registers - 4 accumulators (2 x 3 on AVX2). Stride 2, pad 1: 27x27 ->
+  // 14x14 (full tiles and a column tail), 11x9 -> 6x5 (tails in rows and columns).
+  const int64_t b = 2 * codegen::host_target().vector_lanes(32), cb = 256 / b;
+  for (const auto& [h, w] : {std::pair<int64_t, int64_t>{27, 27}, {11, 9}}) {
+    const int64_t oh = (h - 1) / 2 + 1, ow = (w - 1) / 2 + 1;
+    check_group({{"conv2d_nchwc", {ValueRef::input(0), ValueRef::input(1), ValueRef::input(2)}, conv_attrs(2, 1)},
+                 {"add", {ValueRef::member(0), ValueRef::input(3)}, {}},
+                 {"relu", {ValueRef::member(1)}, {}}},
+                {tt({1, cb, h, w, b}), tt({2, cb, 3, 3, b, b}), tt({2 * b}), tt({1, 2, oh, ow, b})},
+                {ValueRef::member(2)}, {1e-3, 1e-4});
+  }
+  // Stride 1 on an odd 7 x 5 input.
+  check_group({{"conv2d_nchwc", {ValueRef::input(0), ValueRef::input(1), ValueRef::input(2)}, conv_attrs(1, 1)},
+               {"relu", {ValueRef::member(0)}, {}}},
+              {tt({1, cb, 7, 5, b}), tt({1, cb, 3, 3, b, b}), tt({b})}, {ValueRef::member(1)}, {1e-3, 1e-4});
+}
+
+TEST(TopiFused, ConvNchwcFlatPixels) {
+  // 1x1 on 7x7 with two-vector blocks: flat pixel tiles on AVX2 (TopiNchwc.FlatPixelsFollowTheTileModel).
+  // Bias + residual add + relu applied to the tile (the flat anchor and its unflattened view
+  // inlined, never stored); then two outputs (the conv and its relu) and a transpose consumer:
+  // the flat anchor is tiled itself and its view read by a second pass.
+  const int64_t b = 2 * codegen::host_target().vector_lanes(32);
+  const std::string ir = check_group(
+      {{"conv2d_nchwc", {ValueRef::input(0), ValueRef::input(1), ValueRef::input(2)}, conv_attrs(1, 0)},
+       {"add", {ValueRef::member(0), ValueRef::input(3)}, {}},
+       {"relu", {ValueRef::member(1)}, {}}},
+      {tt({1, 64 / b, 7, 7, b}), tt({128 / b, 64 / b, 1, 1, b, b}), tt({128}), tt({1, 128 / b, 7, 7, b})},
+      {ValueRef::member(2)}, {1e-4, 1e-4});
+  EXPECT_EQ(ir.find("allocate conv2d_nchwc["), std::string::npos) << ir;
+  check_group({{"conv2d_nchwc", {ValueRef::input(0), ValueRef::input(1)}, conv_attrs(1, 0)},
+               {"relu", {ValueRef::member(0)}, {}}},
+              {tt({1, 64 / b, 7, 7, b}), tt({64 / b, 64 / b, 1, 1, b, b})}, {ValueRef::member(1), ValueRef::member(0)},
+              {1e-4, 1e-4});
+  check_group({{"conv2d_nchwc", {ValueRef::input(0), ValueRef::input(1), ValueRef::input(2)}, conv_attrs(1, 0)},
+               {"transpose", {ValueRef::member(0)}, Attrs().set("perm", Ints{0, 1, 3, 2, 4})},
+               {"relu", {ValueRef::member(1)}, {}}},
+              {tt({1, 64 / b, 7, 7, b}), tt({64 / b, 64 / b, 1, 1, b, b}), tt({64})}, {ValueRef::member(2)},
+              {1e-4, 1e-4});
 }
 
 TEST(TopiFused, ConvNchwcEpilogueThatIsNotElementwiseOrASecondOutput) {

@@ -148,6 +148,92 @@ Attrs window(Ints k, Ints s, Ints pads, Ints d = {1, 1}, int64_t ceil = 0) {
   return Attrs().set("kernel", k).set("strides", s).set("pads", pads).set("dilations", d).set("ceil_mode", ceil);
 }
 
+// Convolutions whose output pixels are numbered as one axis (flat pixels, conv2d_flatten_pixels):
+// where the rows x columns tile leaves latency-bound tails and the flat one does not (7x7 with
+// two-vector blocks on AVX2: 4 + 3 columns vs 9 x 5 + 4 pixels), the anchor is [N, M/b, OH*OW, b]
+// (1x1, strided 1x1, 3x3 padded); not on 14x14 or 9x9 (5 + 5 + 4 and 5 + 4 columns at full
+// rate) nor on AVX-512 (2 blocks x (5 + 2) columns). Both targets lower.
+TEST(TopiNchwc, FlatPixelsFollowTheTileModel) {
+  struct Case {
+    std::string cpu;
+    int64_t b, size, kernel, pad, stride;
+    bool flat;
+    int64_t tile_ow;  // pixels (flat) or columns per tile
+  };
+  for (const Case& c : std::vector<Case>{{"znver3", 16, 7, 1, 0, 1, true, 5},
+                                         {"znver3", 16, 13, 1, 0, 2, true, 5},   // strided: subsampled copy
+                                         {"znver3", 16, 14, 1, 0, 1, false, 5},
+                                         {"znver3", 16, 7, 1, 1, 1, false, 5},   // padded: 9x9 out, 5 + 4
+                                         {"znver3", 16, 7, 3, 1, 1, true, 5},
+                                         {"znver3", 16, 13, 3, 1, 2, true, 5},   // 3x3 stride 2 -> 7x7
+                                         {"znver4", 32, 7, 1, 0, 1, false, 5}}) {  // 2 blocks x (5 + 2)
+    const codegen::Target target = codegen::parse_target("llvm -mcpu=" + c.cpu);
+    const int64_t out = (c.size + 2 * c.pad - c.kernel) / c.stride + 1;
+    const std::vector<ir::TensorType> types = {tt({1, 128 / c.b, c.size, c.size, c.b}),
+                                               tt({128 / c.b, 128 / c.b, c.kernel, c.kernel, c.b, c.b}), tt({128})};
+    const Attrs a = Attrs()
+                        .set("strides", Ints{c.stride, c.stride})
+                        .set("pads", Ints{c.pad, c.pad, c.pad, c.pad})
+                        .set("dilations", Ints{1, 1})
+                        .set("groups", int64_t{1});
+    std::vector<tir::Tensor> in;
+    for (const auto& t : types) in.push_back(tir::placeholder(t.shape, t.dtype, "x"));
+    const ComputeResult r = compute_op("conv2d_nchwc", in, a, layout_hints(target));
+    const std::string what = c.cpu + " " + std::to_string(c.kernel) + "x" + std::to_string(c.kernel) + " on " +
+                             std::to_string(c.size) + "x" + std::to_string(c.size);
+    EXPECT_EQ(r.parts.at("anchor").ndim(), c.flat ? 4 : 5) << what;
+    EXPECT_EQ(r.parts.count("unflatten"), c.flat ? 1u : 0u) << what;
+    EXPECT_EQ(r.outputs[0].shape(), (ir::Shape{1, 128 / c.b, out, out, c.b})) << what;
+    const Knobs k = default_knobs(r, target);
+    EXPECT_EQ(k.get("tile_ow"), c.tile_ow) << what;
+    if (c.flat) EXPECT_EQ(k.get("tile_oh"), 1) << what;
+    EXPECT_NE(build_op_kernel("conv2d_nchwc", types, a, target).get(), nullptr) << what;
+  }
+}
+
+// Values of convolutions with two-vector blocks (the host's 2 x lanes) at sizes whose flat pixel
+// tiles leave tails (7x7 = 9 x 5 + 4 on AVX2, 5 x 7, 3 x 13, batch 2, strided 13x13 -> 7x7,
+// 3x3 with padding, stride and asymmetric pads), with and without a bias, with other tile sizes,
+// and the plain conv2d (NCHW in and out) on the same shapes.
+TEST(TopiNchwc, FlatPixelsValues) {
+  const int64_t b = 2 * codegen::host_target().vector_lanes(32);
+  struct Case {
+    Ints x;
+    int64_t m, kernel, stride;
+    Ints pads;
+    bool bias;
+  };
+  for (const Case& c : std::vector<Case>{{{1, 64, 7, 7}, 64, 1, 1, {0, 0, 0, 0}, true},
+                                         {{1, 96, 5, 7}, 32, 1, 1, {0, 0, 0, 0}, false},
+                                         {{2, 32, 3, 13}, 64, 1, 1, {0, 0, 0, 0}, true},
+                                         {{1, 64, 13, 13}, 96, 1, 2, {0, 0, 0, 0}, true},
+                                         {{1, 32, 7, 7}, 32, 3, 1, {1, 1, 1, 1}, true},
+                                         {{1, 32, 13, 13}, 64, 3, 2, {1, 1, 1, 1}, false},
+                                         {{1, 32, 6, 7}, 32, 3, 1, {0, 1, 1, 1}, true}}) {
+    const int64_t cin = c.x[1], k2 = c.kernel * c.kernel;
+    std::vector<ir::TensorType> in = {tt({c.x[0], cin / b, c.x[2], c.x[3], b}),
+                                      tt({c.m / b, cin / b, c.kernel, c.kernel, b, b})};
+    if (c.bias) in.push_back(tt({c.m}));
+    const Attrs a = Attrs()
+                        .set("strides", Ints{c.stride, c.stride})
+                        .set("pads", c.pads)
+                        .set("dilations", Ints{1, 1})
+                        .set("groups", int64_t{1});
+    check_op({"conv2d_nchwc", in, a, {}, sum_tol(cin * k2)});
+    std::vector<tir::Tensor> ph;
+    for (const auto& t : in) ph.push_back(tir::placeholder(t.shape, t.dtype, "x"));
+    Knobs k = default_knobs(compute_op("conv2d_nchwc", ph, a, layout_hints(codegen::host_target())),
+                            codegen::host_target());
+    for (int64_t tile : {1, 3, 6}) {
+      k.set("tile_ow", tile).set("tile_oh", 1);
+      check_op({"conv2d_nchwc", in, a, {}, sum_tol(cin * k2), k});
+    }
+    std::vector<ir::TensorType> plain = {tt(c.x), tt({c.m, cin, c.kernel, c.kernel})};
+    if (c.bias) plain.push_back(tt({c.m}));
+    check_op({"conv2d", plain, a, {}, sum_tol(cin * k2)});
+  }
+}
+
 TEST(TopiNchwc, MaxPool) {
   const Tolerance exact{0, 0};
   check_op({"max_pool2d_nchwc", {tt({1, 2, 13, 13, 8})}, window({3, 3}, {2, 2}, {1, 1, 1, 1}), {}, exact});

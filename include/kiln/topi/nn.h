@@ -35,18 +35,21 @@ int64_t conv2d_ic_block(int64_t in_channels, const LayoutHints& hints);
 // wp[M/ob, C/icb, kh, kw, icb, ob] = w[mo*ob + mi, ci*icb + cj, kh, kw] (the blocks must divide).
 tir::Tensor pack_conv2d_weights(const tir::Tensor& w, int64_t oc_block, int64_t ic_block);
 
-// The blocked convolution: outputs = {acc[N, M/ob, OH, OW, ob]} (no bias, no unpacking) from the
+// The blocked convolution: outputs = {y[N, M/ob, OH, OW, ob]} (no bias, no unpacking) from the
 // NCHW input (packed to NCHW[icb]c with its padding inside the kernel) and packed weights; parts
-// "anchor" (= the output) and "pack_x", schedule kConv2dNchwc. `out` is conv2d's NCHW
-// output type.
+// "anchor" and "pack_x", schedule kConv2dNchwc. `out` is conv2d's NCHW output type. The anchor
+// is the output itself, except where register tiles over the output pixels numbered as one axis
+// beat rows x columns (conv2d_flatten_pixels on `hints`'s registers: small outputs such as 7x7):
+// then the anchor is acc[N, M/ob, OH*OW, ob] and the output the part "unflatten" =
+// acc[n, mo, oh*OW + ow, o]. Readers of the convolution read outputs[0].
 ComputeResult conv2d_nchwc(const tir::Tensor& x, const tir::Tensor& w_packed, const Conv2dParams& p,
-                           const ir::TensorType& out, int64_t oc_block);
+                           const ir::TensorType& out, int64_t oc_block, const LayoutHints& hints);
 
 // The same on an input already blocked as NCHW[icb]c (xb[N, C/icb, H, W, icb], icb = the packed
 // weights' input block): "pack_x" only pads (or subsamples a strided 1x1) from it; without
 // padding or subsampling there is no pack_x part and the kernel reads xb itself.
 ComputeResult conv2d_nchwc_blocked(const tir::Tensor& xb, const tir::Tensor& w_packed, const Conv2dParams& p,
-                                   const ir::TensorType& out, int64_t oc_block);
+                                   const ir::TensorType& out, int64_t oc_block, const LayoutHints& hints);
 
 }  // namespace kiln::topi
 

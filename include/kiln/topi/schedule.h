@@ -68,8 +68,14 @@ struct ConvTileShape {
 };
 struct ConvTile {
   int64_t oc_tile = 1, tile_oh = 1, tile_ow = 1;
+  double rate = 0;  // the cycle model's useful FMA fraction of the whole output (1 = no tails)
 };
 ConvTile conv2d_register_tile(const ConvTileShape& shape, int num_vector_regs);
+
+// Whether a convolution is better register-tiled over its out_height x out_width output pixels
+// numbered as one axis than over rows x columns: when the cycle model's rate of the flat tile
+// beats the 2-D tile's by 2 % (a 7-column row splits into 4 + 3 columns, 49 pixels into 9 x 5 + 4).
+bool conv2d_flatten_pixels(const ConvTileShape& shape, int num_vector_regs);
 
 // Applies the template of `result.schedule` to `s` (a Schedule of result.outputs) with `knobs`
 // (missing knobs are a UserError naming them; values are checked: positive, dividing where the
