@@ -6,10 +6,11 @@ Usage:
       [-O 3] [--disable-pass PASS ...] [--lock /tmp/kiln-bench.lock] [--reexport] [--list] [--big]
 
 For every model (random weights with fixed seeds, `weights=None`, eval mode, fixed shapes) it
-  1. exports OUT/NAME.onnx with torch.onnx.export, the input OUT/NAME.input.npy and PyTorch's output
-     OUT/NAME.ref.npy (skipped when they exist, unless --reexport);
+  1. exports OUT/NAME.onnx with torch.onnx.export, its inputs OUT/NAME.<input>.npy (names listed in
+     OUT/NAME.inputs.txt) and PyTorch's output OUT/NAME.ref.npy (skipped when they exist, unless
+     --reexport);
   2. runs `kiln compile OUT/NAME.onnx -o OUT/NAME.O<level>.so -O <level> [--disable-pass ...]` (timed);
-  3. runs `kiln run ... --input input=... --output ...` and prints max|kiln - torch| / max|torch|.
+  3. runs `kiln run ... --input NAME=... --output ...` and prints max|kiln - torch| / max|torch|.
 Export also runs the model in float64 (OUT/NAME.ref64.npy) to tell Kiln's rounding from PyTorch's own:
 deep randomly initialized networks (FCN, Inception) are ill-conditioned enough that PyTorch's f32
 output is 1e-4 away from the f64 one. The table lists model / opset / input shape / rel error vs torch
@@ -114,6 +115,93 @@ class AttentionWithPaddingMask(nn.Module):
     def forward(self, x):
         y, _ = self.mha(x, x, x, key_padding_mask=self.pad, need_weights=False)
         return self.ln(x + y)
+
+
+class BertWithMask(nn.Module):
+    """BERT-style encoder with two run-time inputs: input_ids and attention_mask (i64 [1, 64]).
+
+    HF-style extended mask ((1 - mask) * -10000 added to the scores), erf-GELU, post-LayerNorm, 2 layers."""
+
+    def __init__(self, vocab=500, hidden=128, heads=4, layers=2, seq=64):
+        super().__init__()
+        self.hidden, self.heads, self.seq = hidden, heads, seq
+        self.word, self.pos = nn.Embedding(vocab, hidden), nn.Embedding(seq, hidden)
+        self.ln_emb = nn.LayerNorm(hidden, eps=1e-12)
+        self.layers = nn.ModuleList(nn.ModuleDict({
+            "q": nn.Linear(hidden, hidden), "k": nn.Linear(hidden, hidden), "v": nn.Linear(hidden, hidden),
+            "o": nn.Linear(hidden, hidden), "ln1": nn.LayerNorm(hidden, eps=1e-12),
+            "fc": nn.Linear(hidden, 4 * hidden), "out": nn.Linear(4 * hidden, hidden),
+            "ln2": nn.LayerNorm(hidden, eps=1e-12)}) for _ in range(layers))
+        self.register_buffer("positions", torch.arange(seq).unsqueeze(0))
+
+    def forward(self, input_ids, attention_mask):
+        b, t, c, h = 1, self.seq, self.hidden, self.heads
+        d = c // h
+        x = self.ln_emb(self.word(input_ids) + self.pos(self.positions))
+        bias = (1.0 - attention_mask[:, None, None, :].to(torch.float32)) * -10000.0
+        for L in self.layers:
+            q = L["q"](x).view(b, t, h, d).permute(0, 2, 1, 3)
+            k = L["k"](x).view(b, t, h, d).permute(0, 2, 3, 1)
+            v = L["v"](x).view(b, t, h, d).permute(0, 2, 1, 3)
+            p = torch.softmax(q @ k / math.sqrt(d) + bias, dim=-1)
+            y = (p @ v).permute(0, 2, 1, 3).reshape(b, t, c)
+            x = L["ln1"](x + L["o"](y))
+            x = L["ln2"](x + L["out"](nn.functional.gelu(L["fc"](x))))
+        return x
+
+
+def bert_masked():
+    ids = torch.randint(0, 500, (1, 64), dtype=torch.int64)
+    mask = torch.ones(1, 64, dtype=torch.int64)
+    mask[0, 50:] = 0
+    return BertWithMask(), {"input_ids": ids, "attention_mask": mask}
+
+
+class LlamaBlock(nn.Module):
+    """LLaMA-style decoder: RMSNorm, rotary position embedding (cos/sin buffers), causal mask, SiLU-gated MLP."""
+
+    def __init__(self, hidden=128, heads=4, seq=32, layers=2):
+        super().__init__()
+        self.hidden, self.heads, self.seq = hidden, heads, seq
+        d = hidden // heads
+        self.layers = nn.ModuleList(nn.ModuleDict({
+            "qkv": nn.Linear(hidden, 3 * hidden, bias=False), "o": nn.Linear(hidden, hidden, bias=False),
+            "gate": nn.Linear(hidden, 344, bias=False), "up": nn.Linear(hidden, 344, bias=False),
+            "down": nn.Linear(344, hidden, bias=False)}) for _ in range(layers))
+        self.norm_w = nn.ParameterList(nn.Parameter(1 + 0.1 * torch.randn(hidden)) for _ in range(2 * layers + 1))
+        inv = 1.0 / (10000 ** (torch.arange(0, d, 2).float() / d))
+        ang = torch.outer(torch.arange(seq).float(), inv)
+        emb = torch.cat([ang, ang], dim=-1)
+        self.register_buffer("cos", emb.cos())
+        self.register_buffer("sin", emb.sin())
+        self.register_buffer("mask", torch.triu(torch.full((seq, seq), -1e9), diagonal=1))
+
+    def rms(self, x, w):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w
+
+    def rope(self, x):
+        half = x.shape[-1] // 2
+        rot = torch.cat([-x[..., half:], x[..., :half]], dim=-1)
+        return x * self.cos + rot * self.sin
+
+    def forward(self, x):
+        b, t, c, h = 1, self.seq, self.hidden, self.heads
+        d = c // h
+        for i, L in enumerate(self.layers):
+            y = self.rms(x, self.norm_w[2 * i])
+            q, k, v = L["qkv"](y).split(c, dim=-1)
+            q = self.rope(q.reshape(b, t, h, d).transpose(1, 2))
+            k = self.rope(k.reshape(b, t, h, d).transpose(1, 2))
+            v = v.reshape(b, t, h, d).transpose(1, 2)
+            att = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(d) + self.mask, dim=-1)
+            x = x + L["o"]((att @ v).transpose(1, 2).reshape(b, t, c))
+            y = self.rms(x, self.norm_w[2 * i + 1])
+            x = x + L["down"](nn.functional.silu(L["gate"](y)) * L["up"](y))
+        return self.rms(x, self.norm_w[-1])
+
+
+def llama():
+    return LlamaBlock(), torch.randn(1, 32, 128)
 
 
 def mha_padding():
@@ -234,6 +322,8 @@ MODELS = {
     "lraspp_mobilenet_v3_large": (segmentation(tvm.segmentation.lraspp_mobilenet_v3_large, (1, 3, 160, 160)),
                                   13, False),
     "mha_padding_mask_b2": (mha_padding, 14, False),
+    "bert_masked_2inputs": (bert_masked, 14, False),
+    "llama_block": (llama, 14, False),
 }
 
 
@@ -256,19 +346,24 @@ def held(lock_path):
 
 def export(name, out_dir, lock):
     factory, opset, _ = MODELS[name]
-    paths = {k: os.path.join(out_dir, f"{name}.{k}") for k in ("onnx", "input.npy", "ref.npy", "ref64.npy")}
+    paths = {k: os.path.join(out_dir, f"{name}.{k}") for k in ("onnx", "inputs.txt", "ref.npy", "ref64.npy")}
     with held(lock):
         torch.manual_seed(0)
         np.random.seed(0)
         model, x = factory()
+        inputs = x if isinstance(x, dict) else {"input": x}
+        args = tuple(inputs.values())
         model.eval()
         with torch.no_grad():
-            ref = model(x)
-        torch.onnx.export(model, (x,), paths["onnx"], input_names=["input"], output_names=["output"],
+            ref = model(*args)
+        torch.onnx.export(model, args, paths["onnx"], input_names=list(inputs), output_names=["output"],
                           opset_version=opset, do_constant_folding=True)
         with torch.no_grad():
-            ref64 = copy.deepcopy(model).double()(x.double())
-    np.save(paths["input.npy"], x.numpy())
+            ref64 = copy.deepcopy(model).double()(*(a.double() if a.is_floating_point() else a for a in args))
+    for n, a in inputs.items():
+        np.save(os.path.join(out_dir, f"{name}.{n}.npy"), a.numpy())
+    with open(paths["inputs.txt"], "w") as f:
+        f.write("\n".join(inputs) + "\n")
     np.save(paths["ref.npy"], ref.numpy())
     np.save(paths["ref64.npy"], ref64.numpy())
     if not np.all(np.isfinite(ref.numpy())) or float(np.max(np.abs(ref.numpy()))) < 1e-3:
@@ -278,9 +373,11 @@ def export(name, out_dir, lock):
 def sweep_one(name, args):
     onnx_path = os.path.join(args.out, f"{name}.onnx")
     if args.reexport or not all(os.path.exists(os.path.join(args.out, f"{name}.{k}"))
-                                for k in ("onnx", "input.npy", "ref.npy", "ref64.npy")):
+                                for k in ("onnx", "inputs.txt", "ref.npy", "ref64.npy")):
         export(name, args.out, args.lock)
-    x = np.load(os.path.join(args.out, f"{name}.input.npy"))
+    with open(os.path.join(args.out, f"{name}.inputs.txt")) as f:
+        input_names = f.read().split()
+    x = np.load(os.path.join(args.out, f"{name}.{input_names[0]}.npy"))
     ref = np.load(os.path.join(args.out, f"{name}.ref.npy"))
     ref64 = np.load(os.path.join(args.out, f"{name}.ref64.npy"))
     tag = f"O{args.opt_level}" + "".join(f"-no{p}" for p in args.disable_pass)
@@ -299,8 +396,10 @@ def sweep_one(name, args):
         row["status"] = "COMPILE FAIL: " + (r.stderr.strip().splitlines() or ["?"])[-1][:160]
         return row
     with held(args.lock):
-        r = subprocess.run([args.kiln, "run", so, "--input", f"input={os.path.join(args.out, name + '.input.npy')}",
-                            "--output", out, "--threads", str(args.threads)], capture_output=True, text=True)
+        cmd = [args.kiln, "run", so, "--output", out, "--threads", str(args.threads)]
+        for n in input_names:
+            cmd += ["--input", f"{n}={os.path.join(args.out, f'{name}.{n}.npy')}"]
+        r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         row["status"] = "RUN FAIL: " + (r.stderr.strip().splitlines() or ["?"])[-1][:160]
         return row
