@@ -29,6 +29,7 @@ import copy
 import fcntl
 import math
 import os
+import re
 import subprocess
 import sys
 import time
@@ -417,6 +418,12 @@ def sweep_one(name, args):
     if row["compile_s"] > args.max_compile_s:
         bad.append("SLOW COMPILE")
     row["status"] = " ".join(bad) or "ok"
+    if args.time:
+        with held(args.lock):
+            r = subprocess.run(cmd[:3] + cmd[5:] + ["--repeat", str(args.time), "--warmup", "2"],
+                               capture_output=True, text=True)
+        m = re.search(r"latency: median ([0-9.]+) ms", r.stdout + r.stderr)
+        row["ms"] = float(m.group(1)) if m else None
     return row
 
 
@@ -432,6 +439,8 @@ def main():
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--tol", type=float, default=1e-4)
     parser.add_argument("--max-compile-s", type=float, default=30.0)
+    parser.add_argument("--time", type=int, default=0, metavar="N",
+                        help="also time N runs (after 2 warm-ups) and add a median ms column")
     parser.add_argument("--lock", default=None, help="flock this file around every heavy step")
     parser.add_argument("--reexport", action="store_true")
     parser.add_argument("--list", action="store_true")
@@ -443,8 +452,9 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     torch.set_num_threads(1)
     names = args.only or [n for n, (_, _, big) in MODELS.items() if args.big or not big]
-    print("| model | opset | input | rel err vs torch f32 | vs f64 | torch f32 vs f64 | compile s | status |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| model | opset | input | rel err vs torch f32 | vs f64 | torch f32 vs f64 | compile s |"
+          + (f" ms ({args.threads} thr, median of {args.time}) |" if args.time else "") + " status |")
+    print("|---|---|---|---|---|---|---|" + ("---|" if args.time else "") + "---|")
     failures = 0
     if args.export_only:
         for name in names:
@@ -466,7 +476,10 @@ def main():
         failures += row["status"] != "ok"
         errs = " | ".join("—" if row[k] is None else f"{row[k]:.2e}" for k in ("err", "err64", "torch_err64"))
         cs = "—" if row["compile_s"] is None else f"{row['compile_s']:.1f}"
-        print(f"| {row['name']} | {row['opset']} | {row['shape']} | {errs} | {cs} | {row['status']} |", flush=True)
+        ms = ""
+        if args.time:
+            ms = " — |" if row.get("ms") is None else f" {row['ms']:.2f} |"
+        print(f"| {row['name']} | {row['opset']} | {row['shape']} | {errs} | {cs} |{ms} {row['status']} |", flush=True)
     print(f"heldout-sweep: {len(names) - failures}/{len(names)} ok (-O{args.opt_level}"
           + "".join(f" --disable-pass {p}" for p in args.disable_pass) + ")")
     return 1 if failures else 0
