@@ -1,14 +1,17 @@
 // AlterOpLayout: converts conv2d chains to the blocked NCHW{B}c layout, B derived from
 // b = PassOptions::layout_block, the target's f32 vector width (8 for AVX2, 16 for AVX-512).
 // Contract:
-//   - conv2d with groups == 1, or depthwise (groups == C == M), becomes conv2d_nchwc on NCHW{xb}c
+//   - conv2d (any groups) becomes conv2d_nchwc on NCHW{xb}c
 //     data with OIHW{ib}i{ob}o weights (a layout_transform of the weights, which the following
 //     FoldConstant evaluates at compile time when they are constants). Blocks, from the channel
 //     count n: channel_block(n) = 2b (two vectors: the conv's register tile gets two vector
 //     accumulators per output column) when 2b divides n, else the largest divisor of n <= b.
 //     ob = channel_block(M); xb = the block the input already has, else channel_block(C);
 //     ib = xb (depthwise: ib = 1, ob = xb). Every value has one block, fixed by its producer, so
-//     consecutive convs agree without transforms. Other grouped convs stay conv2d.
+//     consecutive convs agree without transforms. Other grouped convs (ResNeXt, RegNet) take their
+//     blocks from the per-group channel counts: ob = channel_block(M/g), xb = the input's block when
+//     it divides C/g, else channel_block(C/g) (the input is re-blocked), so that no block straddles
+//     two groups.
 //   - elemwise/broadcast ops (bias/residual add, activations, clip, ...) whose output has the
 //     4-D shape of a blocked activation among their arguments follow the blocked layout; their
 //     other operands are converted: activations of the same shape by layout_transform (or a
@@ -127,10 +130,17 @@ class LayoutAlterer : public ir::GraphMutator {
     if (x.rank() != 4 || w.rank() != 4) return std::nullopt;
     const int64_t c = x.shape[1], m = w.shape[0], groups = node.attrs().get_int("groups");
     const bool depthwise = groups > 1 && groups == c && groups == m;
-    if (groups != 1 && !depthwise) return std::nullopt;
     const Blocked* in = blocked_source(args[0]);
     int64_t xb = in ? in->block : channel_block(c);
-    const int64_t ob = depthwise ? xb : channel_block(m);
+    int64_t ob = depthwise ? xb : channel_block(m);
+    if (groups > 1 && !depthwise) {
+      // Grouped: every channel block lies inside one group (blocks divide C/g and M/g), the input
+      // block is the weights' ib; an input blocked otherwise is re-blocked.
+      const int64_t cg = c / groups, mg = m / groups;
+      if (cg * groups != c || mg * groups != m) return std::nullopt;
+      if (cg % xb != 0) xb = channel_block(cg);
+      ob = channel_block(mg);
+    }
     const int64_t ib = depthwise ? 1 : xb;
     const Value data = as_blocked(args[0], xb);
     const Value weights =

@@ -142,11 +142,32 @@ TEST(AlterOpLayout, DepthwiseFollowsItsInputBlock) {
   EXPECT_TRUE(same_results(before, r.graph, 0.0));
 }
 
-TEST(AlterOpLayout, GroupedConvsStayPlainAndNoConvIsUnchanged) {
-  NodePtr x = make_input("x", {DType::kF32, {1, 4, 5, 5}});
-  Graph grouped({x}, {conv(x->output(), 4, 1, 2)}, {"y"});
-  PipelineResult r = run_passes(grouped, {"AlterOpLayout"}, block(8));
-  EXPECT_FALSE(r.records[0].changed);
+TEST(AlterOpLayout, GroupedConvsTakeBlocksWithinTheirGroups) {
+  // 1x1-free chain: conv to 64 (block 16) -> grouped 16 x (4 -> 4) (re-blocked to 4: one transform)
+  // -> grouped 4 x (16 -> 8) (keeps block 4 in, block 8 out) -> conv to 8: every conv blocked.
+  NodePtr x = make_input("x", {DType::kF32, {1, 8, 6, 7}});
+  Value c1 = conv(x->output(), 64, 1);
+  Value g1 = make_call("relu", {conv(c1, 64, 2, /*groups=*/16, true)}, {})->output();
+  Value g2 = conv(g1, 32, 3, /*groups=*/4);
+  Value c2 = conv(g2, 8, 4);
+  Graph before({x}, {c2}, {"y"});
+  PipelineResult r = run_passes(before, {"AlterOpLayout", "FoldConstant"}, block(8));
+  EXPECT_EQ(count_op(r.graph, "conv2d_nchwc"), 4);
+  EXPECT_EQ(count_op(r.graph, "conv2d"), 0);
+  EXPECT_EQ(r.stat("AlterOpLayout", "layout_transforms"), 3);  // in, 16 -> 4 re-block, out
+  for (const auto& node : r.graph.topo_order()) {
+    if (node->kind() == NodeKind::kCall && node->as_call().op().name == "conv2d_nchwc" &&
+        node->as_call().attrs().get_int("groups") > 1) {
+      const int64_t ob = node->output_types()[0].shape[4];
+      const int64_t mg = node->output_types()[0].shape[1] * ob / node->as_call().attrs().get_int("groups");
+      EXPECT_EQ(mg % ob, 0) << "an output block straddles two groups";
+    }
+  }
+  EXPECT_TRUE(same_results(before, r.graph, 0.0));
+  EXPECT_TRUE(round_trips(r.graph));
+}
+
+TEST(AlterOpLayout, GraphWithoutConvIsUnchanged) {
   Graph plain = parse_graph(R"(graph(%x: f32[1, 4, 2, 2]) { %0 = relu(%x) : f32[1, 4, 2, 2] return %0 as "y" })");
   EXPECT_FALSE(run_passes(plain, {"AlterOpLayout"}, block(8)).records[0].changed);
 }
