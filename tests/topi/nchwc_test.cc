@@ -214,5 +214,14 @@ TEST(TopiNchwc, AvgPool) {
   check_op({"avg_pool2d_nchwc", {tt({1, 2, 7, 7, 8}, DType::kF64)}, window({7, 7}, {1, 1}, {0, 0, 0, 0}), {}, tol});
 }
 
+// Global pooling as AlterOpLayout emits it (a window over the whole map, one output pixel): a
+// squeeze-excite pool on a big map (112 x 112, 12544 taps summed in f32: rtol 1e-4) and odd sizes.
+TEST(TopiNchwc, GlobalPoolAsWholeMapWindow) {
+  check_op({"avg_pool2d_nchwc", {tt({1, 2, 112, 112, 16})}, window({112, 112}, {1, 1}, {0, 0, 0, 0}), {},
+            Tolerance{1e-4, 1e-6}});
+  check_op({"avg_pool2d_nchwc", {tt({2, 3, 5, 11, 4})}, window({5, 11}, {1, 1}, {0, 0, 0, 0}), {}, Tolerance{1e-5, 1e-6}});
+  check_op({"max_pool2d_nchwc", {tt({1, 5, 9, 13, 8})}, window({9, 13}, {1, 1}, {0, 0, 0, 0}), {}, Tolerance{0, 0}});
+}
+
 }  // namespace
 }  // namespace kiln::topi::testing
