@@ -4,6 +4,16 @@
 Usage:
   /usr/bin/python3 scripts/heldout-sweep.py [--out /tmp/heldout] [--kiln build/bin/kiln] [--only NAME ...]
       [-O 3] [--disable-pass PASS ...] [--lock /tmp/kiln-bench.lock] [--reexport] [--list] [--big]
+      [--time N] [--threads T] [--export-only]
+
+Models (--list): torchvision classifiers (ResNet-18/50 (batch 2), ResNeXt-50, Wide-ResNet-50 (--big),
+DenseNet-121, GoogLeNet, Inception-v3, SqueezeNet 1.1, ShuffleNetV2, MNASNet, EfficientNet-B0,
+MobileNetV3 small/large, RegNet X/Y 400MF, ConvNeXt-T, AlexNet, Swin-T, ViT-B/16 (--big) and a
+2-layer 64x64 ViT), segmentation (FCN-ResNet50 (--big), DeepLabV3 and LR-ASPP MobileNetV3),
+several CNNs at the odd size 97x131 (one with batch 3), transformer blocks (nn.TransformerEncoder
+post-/pre-norm with ReLU/GELU, nn.MultiheadAttention with a key-padding mask, a GPT block with a
+causal mask and tanh-GELU, a LLaMA-style block with RMSNorm/rotary/SiLU, a BERT encoder with a
+run-time attention_mask input) and LayerNorm at opsets 13 and 17.
 
 For every model (random weights with fixed seeds, `weights=None`, eval mode, fixed shapes) it
   1. exports OUT/NAME.onnx with torch.onnx.export, its inputs OUT/NAME.<input>.npy (names listed in
@@ -16,7 +26,7 @@ deep randomly initialized networks (FCN, Inception) are ill-conditioned enough t
 output is 1e-4 away from the f64 one. The table lists model / opset / input shape / rel error vs torch
 f32 / rel error vs f64 / torch f32's rel error vs f64 / compile s / status. A model passes when its
 error vs f64 is <= max(--tol (default 1e-4), 4 x torch f32's) and the compile takes <= --max-compile-s
-(default 30 s). Winograd F(4x4, 3x3) at -O3 roughly doubles or triples the f32 rounding error of
+(default 30 s). --time N adds the median latency of N runs (kiln run --repeat). Winograd F(4x4, 3x3) at -O3 roughly doubles or triples the f32 rounding error of
 the 3x3 convolutions; the factor 4 leaves room for that.
 Batch norms get running statistics re-estimated on random batches so activations stay in a sane range.
 With --lock FILE, every heavy step (export, compile, run) holds an exclusive flock on FILE so that
