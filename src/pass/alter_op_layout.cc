@@ -1,14 +1,17 @@
 // AlterOpLayout: converts conv2d chains to the blocked NCHW{B}c layout, B derived from
 // b = PassOptions::layout_block, the target's f32 vector width (8 for AVX2, 16 for AVX-512).
 // Contract:
-//   - conv2d with groups == 1, or depthwise (groups == C == M), becomes conv2d_nchwc on NCHW{xb}c
+//   - conv2d (any groups) becomes conv2d_nchwc on NCHW{xb}c
 //     data with OIHW{ib}i{ob}o weights (a layout_transform of the weights, which the following
 //     FoldConstant evaluates at compile time when they are constants). Blocks, from the channel
 //     count n: channel_block(n) = 2b (two vectors: the conv's register tile gets two vector
 //     accumulators per output column) when 2b divides n, else the largest divisor of n <= b.
 //     ob = channel_block(M); xb = the block the input already has, else channel_block(C);
 //     ib = xb (depthwise: ib = 1, ob = xb). Every value has one block, fixed by its producer, so
-//     consecutive convs agree without transforms. Other grouped convs stay conv2d.
+//     consecutive convs agree without transforms. Other grouped convs (ResNeXt, RegNet) take their
+//     blocks from the per-group channel counts: ob = channel_block(M/g), xb = the input's block when
+//     it divides C/g, else channel_block(C/g) (the input is re-blocked), so that no block straddles
+//     two groups.
 //   - elemwise/broadcast ops (bias/residual add, activations, clip, ...) whose output has the
 //     4-D shape of a blocked activation among their arguments follow the blocked layout; their
 //     other operands are converted: activations of the same shape by layout_transform (or a
@@ -17,7 +20,10 @@
 //     Constant operands are thus folded by FoldConstant. batch_norm (pattern broadcast, but not
 //     numpy broadcasting) never follows; SimplifyInference removes it first.
 //   - max_pool2d / avg_pool2d of a blocked value become max_pool2d_nchwc / avg_pool2d_nchwc on the
-//     blocks (same block and attributes), so pooling between convs is no chain border.
+//     blocks (same block and attributes), so pooling between convs is no chain border; so do
+//     global_max_pool / global_avg_pool of a blocked 4-D value (window = the whole H x W), whose
+//     blocked [N, C, 1, 1] results broadcast in elementwise ops with blocked activations of the
+//     same channels (squeeze-excite: x * sigmoid(conv(conv(pool(x))))) without transforms.
 //   - layout transforms back to NCHW are inserted only at chain borders: before any other consumer
 //     (global pooling, reshape, softmax, ...) and before graph outputs. Each blocked value gets at most one
 //     such transform (and each plain value at most one transform per block).
@@ -61,6 +67,8 @@ class LayoutAlterer : public ir::GraphMutator {
       if (auto v = rewrite_conv(node, args)) return {*v};
     } else if (const ir::OpDef* blocked = blocked_pool_of(node.op())) {
       if (auto v = rewrite_pool(node, args, *blocked)) return {*v};
+    } else if (&node.op() == global_avg_pool_ || &node.op() == global_max_pool_) {
+      if (auto v = rewrite_global_pool(node, args)) return {*v};
     } else if (node.num_outputs() == 1 && &node.op() != batch_norm_ &&
                node.op().pattern <= ir::OpPattern::kBroadcast) {
       if (auto v = rewrite_elementwise(node, args)) return {*v};
@@ -127,10 +135,17 @@ class LayoutAlterer : public ir::GraphMutator {
     if (x.rank() != 4 || w.rank() != 4) return std::nullopt;
     const int64_t c = x.shape[1], m = w.shape[0], groups = node.attrs().get_int("groups");
     const bool depthwise = groups > 1 && groups == c && groups == m;
-    if (groups != 1 && !depthwise) return std::nullopt;
     const Blocked* in = blocked_source(args[0]);
     int64_t xb = in ? in->block : channel_block(c);
-    const int64_t ob = depthwise ? xb : channel_block(m);
+    int64_t ob = depthwise ? xb : channel_block(m);
+    if (groups > 1 && !depthwise) {
+      // Grouped: every channel block lies inside one group (blocks divide C/g and M/g), the input
+      // block is the weights' ib; an input blocked otherwise is re-blocked.
+      const int64_t cg = c / groups, mg = m / groups;
+      if (cg * groups != c || mg * groups != m) return std::nullopt;
+      if (cg % xb != 0) xb = channel_block(cg);
+      ob = channel_block(mg);
+    }
     const int64_t ib = depthwise ? 1 : xb;
     const Value data = as_blocked(args[0], xb);
     const Value weights =
@@ -159,6 +174,26 @@ class LayoutAlterer : public ir::GraphMutator {
     return plain_view(pool->output(), in->block);
   }
 
+  // Global pooling of a blocked [N, C, H, W] value is the window pool of the whole H x W on the
+  // blocks: its [N, C/b, 1, 1, b] result stays blocked, so squeeze-excite branches (pool -> 1x1
+  // convs -> sigmoid -> scale) need no transform.
+  std::optional<Value> rewrite_global_pool(const ir::CallNode& node, const std::vector<Value>& args) {
+    const Blocked* in = blocked_source(args[0]);
+    if (!in || args[0].type().rank() != 4 || node.num_outputs() != 1) return std::nullopt;
+    const bool average = &node.op() == global_avg_pool_;
+    const ir::Shape& s = args[0].type().shape;
+    Attrs attrs = Attrs()
+                      .set("kernel", std::vector<int64_t>{s[2], s[3]})
+                      .set("strides", std::vector<int64_t>{1, 1})
+                      .set("pads", std::vector<int64_t>{0, 0, 0, 0})
+                      .set("dilations", std::vector<int64_t>{1, 1})
+                      .set("ceil_mode", int64_t{0});
+    if (average) attrs.set("count_include_pad", int64_t{0});
+    NodePtr pool = ir::make_call(average ? *avg_pool2d_nchwc_ : *max_pool2d_nchwc_, {in->value}, attrs, node.name());
+    ++ctx_.stat("pools_blocked");
+    return plain_view(pool->output(), in->block);
+  }
+
   std::optional<Value> rewrite_elementwise(const ir::CallNode& node, const std::vector<Value>& args) {
     const ir::Shape& out = node.output_types()[0].shape;
     if (out.size() != 4) return std::nullopt;
@@ -176,7 +211,12 @@ class LayoutAlterer : public ir::GraphMutator {
     for (const auto& a : args) {
       const ir::Shape& s = a.type().shape;
       if (blocked_source(a) || s == out) {
-        if (s != out) return std::nullopt;  // a blocked value of another shape: leave the op alone
+        // A blocked value of another shape joins when it has the channels and broadcasts along the
+        // other axes ([N, C, 1, 1] scales of a squeeze-excite branch); else leave the op alone.
+        if (s != out && !(s.size() == 4 && s[1] == c && (s[0] == 1 || s[0] == out[0]) &&
+                          (s[2] == 1 || s[2] == out[2]) && (s[3] == 1 || s[3] == out[3]))) {
+          return std::nullopt;
+        }
         blocked_args.push_back(as_blocked(a, block));
         continue;
       }
@@ -211,6 +251,8 @@ class LayoutAlterer : public ir::GraphMutator {
   const ir::OpDef* avg_pool2d_ = op_ptr("avg_pool2d");
   const ir::OpDef* max_pool2d_nchwc_ = op_ptr("max_pool2d_nchwc");
   const ir::OpDef* avg_pool2d_nchwc_ = op_ptr("avg_pool2d_nchwc");
+  const ir::OpDef* global_avg_pool_ = op_ptr("global_avg_pool");
+  const ir::OpDef* global_max_pool_ = op_ptr("global_max_pool");
   const ir::OpDef* batch_norm_ = op_ptr("batch_norm");
   std::unordered_map<const ir::Node*, Blocked> to_plain_;
   std::map<std::tuple<const ir::Node*, int, int64_t>, Value> memo_;

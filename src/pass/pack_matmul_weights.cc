@@ -7,6 +7,8 @@
 //     matmul_packed(a, pack_matmul_b(w, n_block, trans_b)), times alpha (a mul, when alpha != 1),
 //     plus c (times beta when beta != 1; nothing when beta = 0 or c is absent). Those elementwise
 //     ops become the product's epilogue in FuseOps.
+//   - a of rank > 2 with more than one matrix in its batch dimensions is reshaped to one
+//     [rows, K] matrix around the product (the weights are shared), result reshaped back;
 //   - n_block = 2 x layout_block (the target's f32 vector lanes: two vectors per register-tile
 //     row) when it divides N, else layout_block when that does, else 2 x layout_block capped at
 //     N rounded up to the lanes; a product whose packed weights would be padded beyond
@@ -15,7 +17,7 @@
 //     alone; the matmul kernel packs those itself.
 // Numerics: the product accumulates in the same order as the matmul kernel; the gemm form rounds
 // alpha * (a b) and the add of beta * c separately (the reference gemm rounds once): ~1 ulp.
-// Stats: "packed".
+// Stats: "packed", "batch_rows_merged".
 #include <algorithm>
 
 #include "kiln/ir/graph_visitor.h"
@@ -58,7 +60,24 @@ class Packer : public ir::GraphMutator {
     }
     const Value packed =
         ir::make_call("pack_matmul_b", {w}, Attrs().set("n_block", nb).set("trans_b", int64_t{tb ? 1 : 0}))->output();
-    Value y = ir::make_call("matmul_packed", {a, packed}, Attrs().set("n", n), node.name())->output();
+    // A batch of row blocks times the same weights is one product of all the rows: a [B..., M, K]
+    // with prod(B) > 1 runs as [prod(B) * M, K] (a view), so that e.g. a [197, 1, 768] input
+    // (sequence-first attention) is one 197-row GEMM instead of 197 one-row GEMVs.
+    const ir::Shape& as = a.type().shape;
+    int64_t batch = 1;
+    for (size_t i = 0; i + 2 < as.size(); ++i) batch *= as[i];
+    Value y;
+    if (batch > 1) {
+      const ir::Shape rows = {batch * as[as.size() - 2], as.back()};
+      ir::Shape out = as;
+      out.back() = n;
+      const Value a2 = ir::make_call("reshape", {a}, Attrs().set("shape", rows))->output();
+      const Value y2 = ir::make_call("matmul_packed", {a2, packed}, Attrs().set("n", n), node.name())->output();
+      y = ir::make_call("reshape", {y2}, Attrs().set("shape", out))->output();
+      ++ctx_.stat("batch_rows_merged");
+    } else {
+      y = ir::make_call("matmul_packed", {a, packed}, Attrs().set("n", n), node.name())->output();
+    }
     if (is_gemm) {
       const ir::DType dt = a.type().dtype;
       const double alpha = node.attrs().get_float("alpha"), beta = node.attrs().get_float("beta");

@@ -5,6 +5,8 @@
 //     evaluates them when the parameters are constants, as they are in inference models);
 //   - any other batch_norm becomes the per-channel scale-shift x * s' + t' (mul + add, s' and t'
 //     reshaped to [C, 1, ...] so they broadcast along axis 1);
+//   - conv2d kernel rows/columns that read only zero padding for every output (dilated convs on
+//     small maps) are dropped: weights sliced, pads reduced (conv_padding_taps.h); exact;
 //   - identity-like calls are dropped (their output replaced by their input): a `cast` to the
 //     input's dtype, and any single-input injective call (op pattern, no op names) whose output
 //     type equals its input's and which maps a tensor of distinct values to itself (checked by
@@ -12,13 +14,15 @@
 //     zero pads, full slices...). Tensors too big to hold distinct exact values are skipped.
 // Numerics: the folded forms round each step to the dtype instead of computing batch_norm in
 // double, so results differ from the original by a few ulps (relative ~1e-6 in f32).
-// Stats: "bn_folded_into_conv", "bn_to_scale_shift", "identities_dropped".
+// Stats: "bn_folded_into_conv", "bn_to_scale_shift", "identities_dropped", "conv_padding_taps_dropped".
 #include <algorithm>
 #include <numeric>
+#include <optional>
 #include <random>
 
 #include "kiln/ir/graph_visitor.h"
 #include "kiln/pass/pass.h"
+#include "pass/conv_padding_taps.h"
 #include "pass/pass_util.h"
 
 namespace kiln::pass {
@@ -70,6 +74,12 @@ class Simplifier : public ir::GraphMutator {
  protected:
   std::vector<Value> rewrite_call(const ir::CallNode& node, const std::vector<Value>& new_args) override {
     if (&node.op() == batch_norm_) return {rewrite_batch_norm(node, new_args)};
+    if (&node.op() == conv2d_) {
+      if (std::optional<Value> pruned = drop_padding_taps(node, new_args)) {
+        ++ctx_.stat("conv_padding_taps_dropped");
+        return {*pruned};
+      }
+    }
     if (node.num_outputs() == 1 && new_args.size() == 1 && node.output_types()[0] == new_args[0].type()) {
       const bool identity_cast = &node.op() == cast_;
       if (identity_cast || (node.op().pattern == ir::OpPattern::kInjective && acts_as_identity(node))) {

@@ -1,5 +1,6 @@
 // conv2d (NCHW in and out) in three computes:
-//   - blocked (groups == 1, f32/f64): the output is computed in NCHW[oc_block]c
+//   - blocked (groups == 1, f32/f64; conv2d_nchwc also grouped when no block straddles groups):
+//     the output is computed in NCHW[oc_block]c
 //     (anchor[n, M/ob, OH, OW, ob]) from weights packed as [M/ob, C/icb, kh, kw, icb, ob] and the
 //     input packed (and zero-padded) as NCHW[icb]c, then unpacked to NCHW with the bias. The
 //     schedule register-tiles oc_tile blocks x tile_oh rows x tile_ow columns (conv2d_nchwc
@@ -176,8 +177,14 @@ ComputeResult conv2d_nchwc_impl(const Tensor& x, bool blocked, const Tensor& w_p
   const int64_t ob = oc_block;
   KILN_ICHECK(ws[5] == ob) << "packed weights' oc block " << ws[5] << " != " << ob;
   const ir::Shape& xs = x.shape();
-  KILN_ICHECK(!blocked || (xs.size() == 5 && xs[1] == cb && xs[4] == icb))
+  // Grouped (groups > 1): the weights hold cb = (C/g)/icb input blocks per output block; output
+  // block o reads the input blocks of its group, from (o / oc blocks per group) * cb on.
+  const int64_t groups = p.groups, in_blocks = cb * groups;
+  const int64_t oc_blocks_per_group = out.shape[1] / ob / groups;
+  KILN_ICHECK(oc_blocks_per_group * ob * groups == out.shape[1]) << "oc block " << ob << " straddles groups";
+  KILN_ICHECK(!blocked || (xs.size() == 5 && xs[1] == in_blocks && xs[4] == icb))
       << "blocked input of block " << xs.back() << " for weights of input block " << icb;
+  KILN_ICHECK(blocked || xs[1] == in_blocks * icb) << "input channels " << xs[1] << " for " << in_blocks << " blocks";
   // The input in NCHW[icb]c, zero-padded: one stage, so the reduction reads contiguous channel
   // blocks and never tests bounds. A 1x1 kernel without padding reads only every stride-th pixel:
   // the packed input keeps just those (a quarter of the input at stride 2). An input that is
@@ -188,8 +195,8 @@ ComputeResult conv2d_nchwc_impl(const Tensor& x, bool blocked, const Tensor& w_p
   const Tensor xp =
       copy_free ? x
                 : tir::compute(
-                      subsample ? ir::Shape{xs[0], cb, out.shape[2], out.shape[3], icb}
-                                : ir::Shape{xs[0], cb, xs[2] + p.pad_top + p.pad_bottom,
+                      subsample ? ir::Shape{xs[0], in_blocks, out.shape[2], out.shape[3], icb}
+                                : ir::Shape{xs[0], in_blocks, xs[2] + p.pad_top + p.pad_bottom,
                                             xs[3] + p.pad_left + p.pad_right, icb},
                       [&](const std::vector<Var>& i) {
                         const Expr h = i[2] * sh - p.pad_top, w = i[3] * sw - p.pad_left;
@@ -215,7 +222,8 @@ ComputeResult conv2d_nchwc_impl(const Tensor& x, bool blocked, const Tensor& w_p
   tile_shape.weight_block_bytes = ob * cb * kh * kw * icb * static_cast<int64_t>(ir::dtype_size(w_packed.dtype()));
   const bool flat = oh > 1 && conv2d_flatten_pixels(tile_shape, hints.num_vector_regs);
   auto product = [&](const Expr& n, const Expr& mo, const Expr& h, const Expr& w, const Expr& o) {
-    const Expr v = xp(n, Expr(rco), h * step_h + Expr(rh) * p.dilation_h, w * step_w + Expr(rw) * p.dilation_w,
+    const Expr cblock = groups == 1 ? Expr(rco) : tir::floordiv(mo, Expr(oc_blocks_per_group)) * cb + Expr(rco);
+    const Expr v = xp(n, cblock, h * step_h + Expr(rh) * p.dilation_h, w * step_w + Expr(rw) * p.dilation_w,
                       Expr(rci));
     return tir::sum(v * w_packed(mo, Expr(rco), Expr(rh), Expr(rw), Expr(rci), o), {rco, rh, rw, rci});
   };

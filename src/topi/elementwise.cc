@@ -56,6 +56,16 @@ Expr trunc_div(const Expr& a, const Expr& b) {
   return tir::select(inexact && signs_differ, q + tir::make_const(a.type(), 1), q);
 }
 
+// Float remainders through f64 (q = trunc or floor of a / b, r = a - b * q): exact for f32/f16
+// inputs while |a / b| < 2^29; integers with floormod (mod) or a - b * trunc_div (fmod).
+Expr float_remainder(const Expr& a, const Expr& b, bool floored) {
+  const Expr a64 = cast_to(DType::kF64, a), b64 = cast_to(DType::kF64, b);
+  const Expr q = a64 / b64;
+  const Expr zero = tir::make_zero(q.type());
+  const Expr whole = floored ? tir::floor(q) : tir::select(q < zero, tir::ceil(q), tir::floor(q));
+  return cast_to(a.type().dtype, a64 - b64 * whole);
+}
+
 using BinaryFn = std::function<Expr(const Expr& a, const Expr& b, DType out)>;
 
 ComputeResult binary(const std::string& op, const BinaryFn& fn, const std::vector<Tensor>& in,
@@ -150,6 +160,12 @@ bool register_family() {
     return tir::pow(a, cast_to(a.type().dtype, b));
   });
   register_binary("equal", [](const Expr& a, const Expr& b, DType) { return a == b; });
+  register_binary("mod", [](const Expr& a, const Expr& b, DType) {
+    return a.type().is_float() ? float_remainder(a, b, true) : tir::floormod(a, b);
+  });
+  register_binary("fmod", [](const Expr& a, const Expr& b, DType) {
+    return a.type().is_float() ? float_remainder(a, b, false) : a - b * trunc_div(a, b);
+  });
   return true;
 }
 

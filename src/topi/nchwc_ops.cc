@@ -89,8 +89,11 @@ ComputeResult conv2d_nchwc_compute(const std::vector<Tensor>& in, const ir::Attr
         return xb(i[0], tir::floordiv(i[1], Expr(xblock)), i[2], i[3], tir::floormod(i[1], Expr(xblock)));
       },
       "unblock_x");
-  if (p.groups != 1 || (dt != DType::kF32 && dt != DType::kF64)) {
-    // Grouped/depthwise (or another dtype): conv2d's own compute (depthwise template, or the
+  // Grouped convs run the blocked kernel when every output block lies in one group (the input
+  // blocks then do too: the weights hold (C/g)/ib of them).
+  const bool blocks_in_groups = p.groups == 1 || (os[1] * ob) % (p.groups * ob) == 0;
+  if (!blocks_in_groups || (dt != DType::kF32 && dt != DType::kF64)) {
+    // Blocks straddling groups (or another dtype): conv2d's own compute (depthwise template, or the
     // generic reduction) on the unblocked input and weights, its output blocked in the output nest.
     const ir::Shape& wsh = w.shape();
     const int64_t ib = wsh[4], wob = wsh[5];

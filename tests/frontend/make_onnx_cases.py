@@ -99,6 +99,33 @@ def main():
     simple("leaky_relu", "LeakyRelu", [("x", a)], np.where(a > 0, a, 0.2 * a), alpha=0.2)
     simple("hard_sigmoid", "HardSigmoid", [("x", a)], np.clip(0.3 * a + 0.4, 0, 1), alpha=0.3, beta=0.4)
     simple("gelu_tanh", "Gelu", [("x", a)], F.gelu(t(a), approximate="tanh").numpy(), opset=20, approximate="tanh")
+    # Not on a run-time bool; Mod floored (fmod=0, integers) and truncated (fmod=1, floats).
+    simple("not_runtime", "Not", [("x", cond)], np.logical_not(cond))
+    im, idv = rng.integers(-9, 10, (3, 4)).astype(np.int64), np.array([3, -4, 5, -2], np.int64)
+    simple("mod_int_floored", "Mod", [("a", im), ("b", idv)], np.mod(im, idv))
+    simple("mod_float_fmod", "Mod", [("a", a * 5), ("b", pos)], np.fmod(a * 5, pos).astype(np.float32), fmod=1)
+    # Range with constant inputs (folds to a constant), negative integer step: 10, 7, 4.
+    rx = randf(3)
+    save_case("range_int_negative_step", [helper.make_node("Range", ["s", "l", "d"], ["r"]),
+                                          helper.make_node("Cast", ["r"], ["rf"], to=TensorProto.FLOAT),
+                                          helper.make_node("Add", ["x", "rf"], ["y"])],
+              [("x", rx)], [("y", rx + np.array([10, 7, 4], np.float32))], initializers=[("s", np.array(10, np.int64)),
+                                                              ("l", np.array(2, np.int64)), ("d", np.array(-3, np.int64))])
+    # ScatterND with run-time data/updates and constant indices: rows of a [4, 3, 2] tensor, partial cover
+    # (reduction none), and element indices with duplicates accumulated by reduction add (opset 16).
+    sd, su = randf(4, 3, 2), randf(2, 3, 2)
+    sidx = np.array([[2], [0]], np.int64)
+    exp = sd.copy()
+    exp[2], exp[0] = su[0], su[1]
+    save_case("scatternd_runtime_rows", [helper.make_node("ScatterND", ["data", "idx", "upd"], ["y"])],
+              [("data", sd), ("upd", su)], [("y", exp)], initializers=[("idx", sidx)])
+    eidx = np.array([[1, 2, 0], [3, 0, 1], [1, 2, 0], [-1, 2, 1]], np.int64)
+    eu = randf(4)
+    exp = sd.copy()
+    for (i, j, k), u in zip(eidx, eu):
+        exp[i, j, k] += u
+    save_case("scatternd_add_duplicates", [helper.make_node("ScatterND", ["data", "idx", "upd"], ["y"], reduction="add")],
+              [("data", sd), ("upd", eu)], [("y", exp)], initializers=[("idx", eidx)], opset=16)
     # Clip with min/max inputs (constants via initializers), and with max omitted.
     save_case("clip", [helper.make_node("Clip", ["x", "lo", "hi"], ["y"])], [("x", a)],
               [("y", np.clip(a, -0.5, 0.7))], initializers=[("lo", np.array(-0.5, np.float32)), ("hi", np.array(0.7, np.float32))])

@@ -80,8 +80,9 @@ TEST(AlterOpLayout, ChainKeepsBlockedLayoutThroughElementwiseOps) {
 }
 
 TEST(AlterOpLayout, WindowPoolingStaysBlocked) {
-  // conv -> max_pool -> conv -> avg_pool -> conv -> global_avg_pool: the window pools run on the
-  // blocks (no transform around them); global pooling is the chain border.
+  // conv -> max_pool -> conv -> avg_pool -> conv -> global_avg_pool: every pool runs on the blocks
+  // (the global one as a window pool over the whole map): the only transforms are the input's and
+  // the pooled [1, 16, 1, 1] output's.
   using Ints = std::vector<int64_t>;
   NodePtr x = make_input("x", {DType::kF32, {1, 8, 9, 9}});
   Value c1 = conv(x->output(), 8, 1);
@@ -97,11 +98,36 @@ TEST(AlterOpLayout, WindowPoolingStaysBlocked) {
   Graph before({x}, {g}, {"pooled"});
   PipelineResult r = run_passes(before, {"AlterOpLayout"}, block(8));
   EXPECT_EQ(r.stat("AlterOpLayout", "layout_transforms"), 2) << graph_to_text(r.graph);  // the input, the global pool's
-  EXPECT_EQ(r.stat("AlterOpLayout", "pools_blocked"), 2);
+  EXPECT_EQ(r.stat("AlterOpLayout", "pools_blocked"), 3);
   EXPECT_EQ(count_op(r.graph, "max_pool2d_nchwc"), 1);
-  EXPECT_EQ(count_op(r.graph, "avg_pool2d_nchwc"), 1);
+  EXPECT_EQ(count_op(r.graph, "avg_pool2d_nchwc"), 2);
+  EXPECT_EQ(count_op(r.graph, "global_avg_pool"), 0);
   EXPECT_EQ(count_op(r.graph, "max_pool2d") + count_op(r.graph, "avg_pool2d"), 0);
   EXPECT_TRUE(same_results(before, r.graph, 0.0));
+  EXPECT_TRUE(round_trips(r.graph));
+}
+
+TEST(AlterOpLayout, SqueezeExciteStaysBlocked) {
+  // x = conv(in); s = sigmoid(conv1x1(relu(conv1x1(global_avg_pool(x))))); y = conv(x * s): the pooled
+  // [1, C, 1, 1] branch stays blocked and the scale broadcasts on the blocks.
+  NodePtr x = make_input("x", {DType::kF32, {1, 8, 7, 9}});
+  Value c1 = conv(x->output(), 32, 1);
+  Value g = make_call("global_avg_pool", {c1}, {})->output();
+  auto conv1x1 = [](const Value& v, int64_t m, uint64_t seed) {
+    const int64_t c = v.type().shape[1];
+    return make_call("conv2d", {v, random_constant("s" + std::to_string(seed), {m, c, 1, 1}, seed)->output()}, {})
+        ->output();
+  };
+  Value squeeze = make_call("relu", {conv1x1(g, 8, 2)}, {})->output();
+  Value scale = make_call("sigmoid", {conv1x1(squeeze, 32, 3)}, {})->output();
+  Value excited = make_call("mul", {c1, scale}, {})->output();
+  Value y = conv(excited, 16, 4);
+  Graph before({x}, {y}, {"y"});
+  PipelineResult r = run_passes(before, {"AlterOpLayout", "FoldConstant"}, block(8));
+  EXPECT_EQ(r.stat("AlterOpLayout", "layout_transforms"), 2) << graph_to_text(r.graph);  // input and output only
+  EXPECT_EQ(count_op(r.graph, "conv2d_nchwc"), 4);
+  EXPECT_EQ(count_op(r.graph, "avg_pool2d_nchwc"), 1);
+  EXPECT_TRUE(same_results(before, r.graph, 1e-6));
   EXPECT_TRUE(round_trips(r.graph));
 }
 
@@ -142,11 +168,32 @@ TEST(AlterOpLayout, DepthwiseFollowsItsInputBlock) {
   EXPECT_TRUE(same_results(before, r.graph, 0.0));
 }
 
-TEST(AlterOpLayout, GroupedConvsStayPlainAndNoConvIsUnchanged) {
-  NodePtr x = make_input("x", {DType::kF32, {1, 4, 5, 5}});
-  Graph grouped({x}, {conv(x->output(), 4, 1, 2)}, {"y"});
-  PipelineResult r = run_passes(grouped, {"AlterOpLayout"}, block(8));
-  EXPECT_FALSE(r.records[0].changed);
+TEST(AlterOpLayout, GroupedConvsTakeBlocksWithinTheirGroups) {
+  // 1x1-free chain: conv to 64 (block 16) -> grouped 16 x (4 -> 4) (re-blocked to 4: one transform)
+  // -> grouped 4 x (16 -> 8) (keeps block 4 in, block 8 out) -> conv to 8: every conv blocked.
+  NodePtr x = make_input("x", {DType::kF32, {1, 8, 6, 7}});
+  Value c1 = conv(x->output(), 64, 1);
+  Value g1 = make_call("relu", {conv(c1, 64, 2, /*groups=*/16, true)}, {})->output();
+  Value g2 = conv(g1, 32, 3, /*groups=*/4);
+  Value c2 = conv(g2, 8, 4);
+  Graph before({x}, {c2}, {"y"});
+  PipelineResult r = run_passes(before, {"AlterOpLayout", "FoldConstant"}, block(8));
+  EXPECT_EQ(count_op(r.graph, "conv2d_nchwc"), 4);
+  EXPECT_EQ(count_op(r.graph, "conv2d"), 0);
+  EXPECT_EQ(r.stat("AlterOpLayout", "layout_transforms"), 3);  // in, 16 -> 4 re-block, out
+  for (const auto& node : r.graph.topo_order()) {
+    if (node->kind() == NodeKind::kCall && node->as_call().op().name == "conv2d_nchwc" &&
+        node->as_call().attrs().get_int("groups") > 1) {
+      const int64_t ob = node->output_types()[0].shape[4];
+      const int64_t mg = node->output_types()[0].shape[1] * ob / node->as_call().attrs().get_int("groups");
+      EXPECT_EQ(mg % ob, 0) << "an output block straddles two groups";
+    }
+  }
+  EXPECT_TRUE(same_results(before, r.graph, 0.0));
+  EXPECT_TRUE(round_trips(r.graph));
+}
+
+TEST(AlterOpLayout, GraphWithoutConvIsUnchanged) {
   Graph plain = parse_graph(R"(graph(%x: f32[1, 4, 2, 2]) { %0 = relu(%x) : f32[1, 4, 2, 2] return %0 as "y" })");
   EXPECT_FALSE(run_passes(plain, {"AlterOpLayout"}, block(8)).records[0].changed);
 }

@@ -3,6 +3,8 @@
 // cases are left alone. Outputs compared with the original graph on the reference executor.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "pass/pass_test_util.h"
 
 namespace kiln::pass::testing {
@@ -24,11 +26,39 @@ TEST(PackMatmulWeights, ConstantWeightsArePackedOnce) {
   EXPECT_EQ(r.stat("PackMatmulWeights", "packed"), 1);
   EXPECT_EQ(count_op(r.graph, "pack_matmul_b"), 0);  // folded into a constant
   ASSERT_EQ(count_op(r.graph, "matmul_packed"), 1);
-  const CallNode& mp = r.graph.outputs()[0].node->as_call();
+  // The batch of 2 x [3, 20] rows runs as one [6, 20] product between two reshapes.
+  EXPECT_EQ(r.stat("PackMatmulWeights", "batch_rows_merged"), 1);
+  const CallNode& out = r.graph.outputs()[0].node->as_call();
+  ASSERT_EQ(out.op().name, "reshape");
+  const CallNode& mp = out.args()[0].node->as_call();
+  ASSERT_EQ(mp.op().name, "matmul_packed");
+  EXPECT_EQ(mp.args()[0].type().shape, (Shape{6, 20}));
   EXPECT_EQ(mp.args()[1].node->kind(), NodeKind::kConstant);
   EXPECT_EQ(mp.args()[1].type().shape, (Shape{3, 20, 16}));  // 37 columns: 3 panels of 16 (padded)
   EXPECT_TRUE(same_results(before, r.graph, 1e-6));
   EXPECT_TRUE(round_trips(r.graph));
+}
+
+// Sequence-first attention projections ([L, 1, E] x [E, 3E]: 197 one-row matrices in ViT) become one
+// [L, E] product; a batch of one keeps its shape.
+TEST(PackMatmulWeights, OneRowMatricesMergeIntoOneProduct) {
+  NodePtr x = make_input("x", {DType::kF32, {9, 1, 24}});
+  NodePtr single = make_input("s", {DType::kF32, {1, 7, 24}});
+  NodePtr w = random_constant("w", {24, 32}, 4);
+  Value y = make_call("matmul", {x->output(), w->output()}, {})->output();
+  Value z = make_call("matmul", {single->output(), w->output()}, {})->output();
+  Graph before({x, single}, {y, z}, {"y", "z"});
+  PipelineResult r = pack_and_fold(before);
+  EXPECT_EQ(r.stat("PackMatmulWeights", "packed"), 2);
+  EXPECT_EQ(r.stat("PackMatmulWeights", "batch_rows_merged"), 1);
+  std::multiset<Shape> a_shapes;
+  for (const auto& node : r.graph.topo_order()) {
+    if (node->kind() == NodeKind::kCall && node->as_call().op().name == "matmul_packed") {
+      a_shapes.insert(node->as_call().args()[0].type().shape);
+    }
+  }
+  EXPECT_EQ(a_shapes, (std::multiset<Shape>{Shape{9, 24}, Shape{1, 7, 24}}));
+  EXPECT_TRUE(same_results(before, r.graph, 1e-6));
 }
 
 TEST(PackMatmulWeights, GemmAlphaBetaAndTransposedWeights) {

@@ -3,6 +3,8 @@
 // and the outputs before vs after on the reference executor (max relative error stated per test).
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "pass/pass_test_util.h"
 
 namespace kiln::pass::testing {
@@ -111,6 +113,49 @@ TEST(SimplifyInference, ScaleShiftOnRank2) {
   Graph after = run_passes(before, {"SimplifyInference", "FoldConstant"}, {}).graph;
   EXPECT_EQ(count_op(after, "batch_norm"), 0);
   EXPECT_TRUE(same_results(before, after, 1e-6));
+}
+
+// Dilated convs whose outer taps read only zero padding (DeepLab's ASPP on a small map) lose them:
+// the weights are sliced to the live taps, the pads shrink, values are unchanged.
+Value dilated_conv(const Value& x, int64_t m, std::vector<int64_t> kernel, std::vector<int64_t> pads,
+                   std::vector<int64_t> dilations, std::vector<int64_t> strides, uint64_t seed) {
+  const int64_t c = x.type().shape[1];
+  return make_call("conv2d",
+                   {x, random_constant("w" + std::to_string(seed), {m, c, kernel[0], kernel[1]}, seed)->output(),
+                    random_constant("b" + std::to_string(seed), {m}, seed + 50)->output()},
+                   Attrs().set("pads", pads).set("dilations", dilations).set("strides", strides))
+      ->output();
+}
+
+TEST(SimplifyInference, DropsConvTapsThatReadOnlyPadding) {
+  NodePtr x = make_input("x", {DType::kF32, {1, 4, 5, 7}});
+  // rate 7 on 5x7: only the centre tap is live -> 1x1 without pads.
+  Value centre = dilated_conv(x->output(), 3, {3, 3}, {7, 7, 7, 7}, {7, 7}, {1, 1}, 1);
+  // rate 4 on 5 rows (taps 0 and 2 reach rows 0/4 from outputs 4/0): all live; on 7 columns with
+  // asymmetric pads (left 8, right 0): tap 0 only reads padding -> kernel width 2, left pad 4.
+  Value side = dilated_conv(x->output(), 3, {3, 3}, {4, 8, 4, 0}, {4, 4}, {1, 1}, 2);
+  // stride 2, 3x3, pads 1 on a 5x7 map: every tap live, unchanged.
+  Value plain = dilated_conv(x->output(), 3, {3, 3}, {1, 1, 1, 1}, {1, 1}, {2, 2}, 3);
+  Graph before({x}, {centre, side, plain}, {"centre", "side", "plain"});
+  PipelineResult r = run_passes(before, {"SimplifyInference", "FoldConstant"}, {});
+  EXPECT_EQ(r.stat("SimplifyInference", "conv_padding_taps_dropped"), 2);
+  std::vector<Shape> kernels;
+  std::vector<std::vector<int64_t>> pads;
+  for (const auto& node : r.graph.topo_order()) {
+    if (node->kind() == NodeKind::kCall && node->as_call().op().name == "conv2d") {
+      kernels.push_back(node->as_call().args()[1].type().shape);
+      pads.push_back(node->as_call().attrs().get_ints("pads"));
+    }
+  }
+  ASSERT_EQ(kernels.size(), 3u);
+  std::multiset<std::vector<int64_t>> got_pads(pads.begin(), pads.end());
+  EXPECT_EQ(got_pads.count(std::vector<int64_t>{0, 0, 0, 0}), 1u);
+  EXPECT_EQ(got_pads.count(std::vector<int64_t>{4, 4, 4, 0}), 1u);
+  EXPECT_EQ(got_pads.count(std::vector<int64_t>{1, 1, 1, 1}), 1u);
+  std::multiset<Shape> got_kernels(kernels.begin(), kernels.end());
+  EXPECT_EQ(got_kernels.count(Shape{3, 4, 1, 1}), 1u);
+  EXPECT_EQ(got_kernels.count(Shape{3, 4, 3, 2}), 1u);
+  EXPECT_TRUE(same_results(before, r.graph, 1e-6));  // only products with zero padding are gone
 }
 
 TEST(SimplifyInference, DropsIdentityLikeOps) {

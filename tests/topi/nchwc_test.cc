@@ -2,7 +2,8 @@
 // against conv2d_nchwc's reference (conv2d's on the unblocked tensors), at odd sizes (channel
 // blocks that are not the vector width, widths that leave a tail tile, stride 2, asymmetric
 // padding, dilation, big windows), with other knob values, and fused with its clip epilogue;
-// max_pool2d_nchwc / avg_pool2d_nchwc against their references (the plain pools').
+// max_pool2d_nchwc / avg_pool2d_nchwc against their references (the plain pools'); grouped
+// (ResNeXt-style) conv2d_nchwc on the blocked template.
 // Tolerance: the reference sums in double, the kernel in f32 over kh*kw terms (sum_tol); max
 // pooling is exact; average pooling rtol 1e-5.
 #include <tuple>
@@ -144,6 +145,52 @@ TEST(TopiNchwc, DepthwiseBiasClipFused) {
   EXPECT_GT(clipped, 0);  // both bounds are exercised
 }
 
+// Grouped (not depthwise) conv2d_nchwc, as AlterOpLayout emits it for ResNeXt/RegNet: with every
+// output block inside one group it runs the blocked template (kConv2dNchwc), each output block
+// reading its group's input blocks; an output block straddling groups falls back to the generic
+// reduction. Against conv2d_nchwc's reference (conv2d's, grouped, in double): sum_tol.
+struct Grouped {
+  Ints x;  // [N, C/xb, H, W, xb]
+  Ints w;  // [M/ob, (C/g)/ib, kh, kw, ib, ob]
+  int64_t groups;
+  Ints strides = {1, 1}, pads = {1, 1, 1, 1};
+  bool bias = true;
+};
+
+std::vector<ir::TensorType> grouped_inputs(const Grouped& g) {
+  std::vector<ir::TensorType> in = {tt(g.x, DType::kF32), tt(g.w, DType::kF32)};
+  if (g.bias) in.push_back(tt({g.w[0] * g.w[5]}, DType::kF32));
+  return in;
+}
+
+Attrs grouped_attrs(const Grouped& g) {
+  return Attrs().set("strides", g.strides).set("pads", g.pads).set("groups", g.groups);
+}
+
+TEST(TopiNchwc, GroupedConvUsesTheBlockedTemplateWhenBlocksStayInGroups) {
+  const Grouped inside{{1, 8, 9, 11, 4}, {8, 1, 3, 3, 4, 4}, 8};   // 32 channels, 8 groups of 4, blocks of 4
+  const Grouped straddle{{1, 2, 5, 5, 8}, {2, 1, 3, 3, 4, 8}, 4};  // groups of 4 output channels, blocks of 8
+  for (const auto& [g, kind] : std::vector<std::pair<Grouped, ScheduleKind>>{
+           {inside, ScheduleKind::kConv2dNchwc}, {straddle, ScheduleKind::kReduction}}) {
+    std::vector<tir::Tensor> in;
+    for (const auto& t : grouped_inputs(g)) in.push_back(tir::placeholder(t.shape, t.dtype, "x"));
+    EXPECT_EQ(compute_op("conv2d_nchwc", in, grouped_attrs(g), layout_hints(codegen::host_target())).schedule, kind);
+  }
+}
+
+TEST(TopiNchwc, GroupedConvShapes) {
+  const std::vector<Grouped> cases = {
+      {{1, 8, 9, 11, 4}, {8, 1, 3, 3, 4, 4}, 8},                       // ResNeXt-like: 8 groups of 4, tail tile
+      {{1, 4, 14, 14, 8}, {4, 2, 3, 3, 8, 16}, 2, {2, 2}},             // 2 groups of 16 -> 32, stride 2, ob 16
+      {{2, 6, 7, 7, 2}, {3, 2, 1, 1, 2, 2}, 3, {1, 1}, {0, 0, 0, 0}},  // 1x1, batch 2, 3 groups of 4 -> 2
+      {{1, 2, 9, 9, 8}, {4, 1, 3, 3, 4, 4}, 4},                        // input block 8, weights' ib 4 (re-packed)
+      {{1, 2, 5, 5, 8}, {2, 1, 3, 3, 4, 8}, 4, {1, 1}, {1, 1, 1, 1}, false},  // straddling: generic path
+  };
+  for (const Grouped& g : cases) {
+    check_op({"conv2d_nchwc", grouped_inputs(g), grouped_attrs(g), {}, sum_tol(g.w[1] * g.w[4] * g.w[2] * g.w[3])});
+  }
+}
+
 Attrs window(Ints k, Ints s, Ints pads, Ints d = {1, 1}, int64_t ceil = 0) {
   return Attrs().set("kernel", k).set("strides", s).set("pads", pads).set("dilations", d).set("ceil_mode", ceil);
 }
@@ -251,6 +298,15 @@ TEST(TopiNchwc, AvgPool) {
   check_op({"avg_pool2d_nchwc", {tt({2, 3, 9, 14, 4})}, incl, {}, tol});
   check_op({"avg_pool2d_nchwc", {tt({1, 1, 6, 7, 6})}, window({2, 2}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 1), {}, tol});
   check_op({"avg_pool2d_nchwc", {tt({1, 2, 7, 7, 8}, DType::kF64)}, window({7, 7}, {1, 1}, {0, 0, 0, 0}), {}, tol});
+}
+
+// Global pooling as AlterOpLayout emits it (a window over the whole map, one output pixel): a
+// squeeze-excite pool on a big map (112 x 112, 12544 taps summed in f32: rtol 1e-4) and odd sizes.
+TEST(TopiNchwc, GlobalPoolAsWholeMapWindow) {
+  check_op({"avg_pool2d_nchwc", {tt({1, 2, 112, 112, 16})}, window({112, 112}, {1, 1}, {0, 0, 0, 0}), {},
+            Tolerance{1e-4, 1e-6}});
+  check_op({"avg_pool2d_nchwc", {tt({2, 3, 5, 11, 4})}, window({5, 11}, {1, 1}, {0, 0, 0, 0}), {}, Tolerance{1e-5, 1e-6}});
+  check_op({"max_pool2d_nchwc", {tt({1, 5, 9, 13, 8})}, window({9, 13}, {1, 1}, {0, 0, 0, 0}), {}, Tolerance{0, 0}});
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-// ONNX -> graph IR converters for elementwise math, comparisons, Cast and reductions.
+// ONNX -> graph IR converters for elementwise math (Mod -> mod/fmod, Not -> equal to false),
+// comparisons, Cast and reductions.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -118,6 +119,23 @@ Converter reduce(const std::string& op, int axes_input_since) {
   };
 }
 
+// Mod: fmod=0 is the floored remainder (integers only in ONNX), fmod=1 the truncated one.
+std::vector<Value> convert_mod(ImportContext& ctx) {
+  const int64_t fmod = ctx.attr_int("fmod", 0);
+  if (fmod != 0 && fmod != 1) ctx.fail_attr("fmod", "is " + std::to_string(fmod) + "; expected 0 or 1");
+  if (fmod == 0 && ir::is_float(ctx.input(0).type().dtype)) {
+    ctx.fail_attr("fmod", "is 0 on floating-point inputs", "ONNX requires fmod=1 for floating-point Mod");
+  }
+  return {ctx.call1(fmod ? "fmod" : "mod", {ctx.input(0), ctx.input(1)})};
+}
+
+// Not: x == false (x must be bool).
+std::vector<Value> convert_not(ImportContext& ctx) {
+  const Value x = ctx.input(0);
+  if (x.type().dtype != ir::DType::kBool) ctx.fail_invalid("input is not bool");
+  return {ctx.call1("equal", {x, ctx.constant(ir::NDArray::scalar(ir::DType::kBool, 0), "false")})};
+}
+
 }  // namespace
 
 void add_math_converters(std::map<std::string, Converter>& table) {
@@ -141,6 +159,8 @@ void add_math_converters(std::map<std::string, Converter>& table) {
   table["HardSigmoid"] = convert_hard_sigmoid;
   table["Gelu"] = convert_gelu;
   table["Cast"] = convert_cast;
+  table["Mod"] = convert_mod;
+  table["Not"] = convert_not;
   table["ReduceMean"] = reduce("reduce_mean", 18);
   table["ReduceMax"] = reduce("reduce_max", 18);
   table["ReduceSum"] = reduce("reduce_sum", 13);

@@ -1,8 +1,11 @@
 // ONNX -> graph IR converters for shape and data movement: Constant, Shape, ConstantOfShape,
 // Identity, Dropout, Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Concat, Split, Slice, Gather,
-// Expand, Pad. Everything shape-like is resolved to attributes here (docs/ops.md).
+// Expand, Pad, Range (constant inputs: a constant), ScatterND (constant indices: gather + where).
+// Everything shape-like is resolved to attributes here (docs/ops.md).
 #include <algorithm>
+#include <cmath>
 #include <limits>
+#include <map>
 
 #include "kiln/support/error.h"
 #include "onnx_node.h"
@@ -347,6 +350,106 @@ std::vector<Value> convert_pad(ImportContext& ctx) {
   return {ctx.call1("pad", {x}, Attrs().set("pads", full).set("mode", mode).set("value", value))};
 }
 
+// Range(start, limit, delta): all three must be constants; the result is a constant of their dtype
+// with max(ceil((limit - start) / delta), 0) elements start + i * delta (integers exactly).
+std::vector<Value> convert_range(ImportContext& ctx) {
+  const NDArray start = ctx.constant_input(0, "start"), limit = ctx.constant_input(1, "limit"),
+                delta = ctx.constant_input(2, "delta");
+  for (const NDArray* a : {&start, &limit, &delta}) {
+    if (a->numel() != 1) ctx.fail_invalid("start, limit and delta must be scalars");
+  }
+  const DType dtype = start.dtype();
+  if (limit.dtype() != dtype || delta.dtype() != dtype) ctx.fail_invalid("start, limit and delta differ in type");
+  NDArray out;
+  if (ir::is_float(dtype)) {
+    const double s = start.get_as_double(0), l = limit.get_as_double(0), d = delta.get_as_double(0);
+    if (d == 0) ctx.fail_invalid("delta is 0");
+    const int64_t n = std::max<int64_t>(static_cast<int64_t>(std::ceil((l - s) / d)), 0);
+    out = NDArray::empty(dtype, {n});
+    for (int64_t i = 0; i < n; ++i) out.set_from_double(i, s + static_cast<double>(i) * d);
+  } else {
+    const int64_t s = static_cast<int64_t>(start.get_as_double(0)), l = static_cast<int64_t>(limit.get_as_double(0)),
+                  d = static_cast<int64_t>(delta.get_as_double(0));
+    if (d == 0) ctx.fail_invalid("delta is 0");
+    const int64_t span = l - s;
+    const int64_t n = std::max<int64_t>((span / d) + ((span % d != 0 && ((span < 0) == (d < 0))) ? 1 : 0), 0);
+    out = NDArray::empty(dtype, {n});
+    for (int64_t i = 0; i < n; ++i) out.set_from_double(i, static_cast<double>(s + i * d));
+  }
+  return {ctx.constant(std::move(out), ctx.node().outputs.at(0))};
+}
+
+// ScatterND(data, indices, updates) with constant indices [..., k]. Each position p of data's first k
+// dimensions gets the list of update rows u that write it, in order. reduction "none" keeps the last:
+// out = where(mask, gather(updates as [U, data.shape[k:]...], rows, axis 0), data) with rows[p] = the
+// last u (0 where none) and mask[p] = p is written. add/mul/max/min apply one such round per
+// occurrence (round t uses each position's t-th writer): acc = where(mask_t, op(acc, gather_t), acc),
+// so duplicate indices accumulate in order. data and updates may be computed at run time; when they
+// are constants the result folds.
+std::vector<Value> convert_scatter_nd(ImportContext& ctx) {
+  const std::string reduction = ctx.attr_string("reduction", "none");
+  static const std::map<std::string, std::string> kReduceOps = {
+      {"add", "add"}, {"mul", "mul"}, {"max", "max"}, {"min", "min"}};
+  if (reduction != "none" && !kReduceOps.count(reduction)) {
+    ctx.fail_attr("reduction", "is '" + reduction + "'; expected none, add, mul, max or min");
+  }
+  const Value data = ctx.input(0), updates = ctx.input(2);
+  const NDArray indices = ctx.constant_input(1, "indices");
+  const Shape& ds = data.type().shape;
+  const Shape& is = indices.shape();
+  const int64_t r = static_cast<int64_t>(ds.size());
+  if (is.empty()) ctx.fail_invalid("indices is a scalar; it needs rank >= 1");
+  const int64_t k = is.back();
+  if (k < 1 || k > r) ctx.fail_invalid("indices' last dimension is " + std::to_string(k) + "; expected 1.." + std::to_string(r));
+  Shape prefix(ds.begin(), ds.begin() + k);
+  Shape expected(is.begin(), is.end() - 1);
+  for (int64_t j = k; j < r; ++j) expected.push_back(ds[j]);
+  if (updates.type().shape != expected) ctx.fail_invalid("updates' shape does not match indices.shape[:-1] + data.shape[k:]");
+  if (updates.type().dtype != data.type().dtype) ctx.fail_invalid("updates and data differ in element type");
+  int64_t n_updates = 1, n_prefix = 1;
+  for (size_t j = 0; j + 1 < is.size(); ++j) n_updates *= is[j];
+  for (int64_t d : prefix) n_prefix *= d;
+  if (n_updates == 0) return {data};
+  std::vector<std::vector<int64_t>> writers(static_cast<size_t>(n_prefix));
+  size_t rounds = 1;
+  for (int64_t u = 0; u < n_updates; ++u) {
+    int64_t flat = 0;
+    for (int64_t j = 0; j < k; ++j) {
+      int64_t idx = static_cast<int64_t>(indices.get_as_double(u * k + j));
+      if (idx < 0) idx += ds[j];
+      if (idx < 0 || idx >= ds[j]) ctx.fail_invalid("index " + std::to_string(idx) + " is out of range for dimension " + std::to_string(j));
+      flat = flat * ds[j] + idx;
+    }
+    auto& w = writers[static_cast<size_t>(flat)];
+    if (reduction == "none") w.assign(1, u);
+    else w.push_back(u);
+    rounds = std::max(rounds, w.size());
+  }
+  Shape rows_shape = {n_updates};
+  for (int64_t j = k; j < r; ++j) rows_shape.push_back(ds[j]);
+  const Value rows = reshape_to(ctx, updates, rows_shape);
+  Shape mask_shape = prefix;
+  mask_shape.resize(static_cast<size_t>(r), 1);
+  Value acc = data;
+  for (size_t t = 0; t < rounds; ++t) {
+    NDArray rows_index = NDArray::empty(DType::kI64, prefix);
+    NDArray mask = NDArray::empty(DType::kBool, mask_shape);
+    bool covers_all = true;
+    for (int64_t p = 0; p < n_prefix; ++p) {
+      const auto& w = writers[static_cast<size_t>(p)];
+      const bool written = t < w.size();
+      rows_index.set_from_double(p, written ? static_cast<double>(w[t]) : 0.0);
+      mask.set_from_double(p, written ? 1.0 : 0.0);
+      covers_all = covers_all && written;
+    }
+    Value picked = ctx.call1("gather", {rows, ctx.constant(std::move(rows_index), "scatter_rows")},
+                             Attrs().set("axis", int64_t{0}));
+    if (reduction != "none") picked = ctx.call1(kReduceOps.at(reduction), {acc, picked});
+    acc = covers_all ? picked : ctx.call1("where", {ctx.constant(std::move(mask), "scatter_mask"), picked, acc});
+  }
+  return {acc};
+}
+
 }  // namespace
 
 void add_tensor_converters(std::map<std::string, Converter>& table) {
@@ -366,6 +469,8 @@ void add_tensor_converters(std::map<std::string, Converter>& table) {
   table["Gather"] = convert_gather;
   table["Expand"] = convert_expand;
   table["Pad"] = convert_pad;
+  table["Range"] = convert_range;
+  table["ScatterND"] = convert_scatter_nd;
 }
 
 }  // namespace kiln::frontend::onnx_import

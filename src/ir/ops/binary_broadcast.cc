@@ -1,8 +1,10 @@
-// Broadcasting binary operators: add sub mul div pow min max (output dtype of `a`), equal (bool),
+// Broadcasting binary operators: add sub mul div pow min max mod fmod (output dtype of `a`), equal (bool),
 // and the ternary `where`. numpy (multidirectional) broadcasting; ONNX semantics:
 //   - floats compute in double and round once (exact for + - * / of f32); min/max propagate nan;
 //   - integers compute in int64 and wrap modulo 2^bits like numpy; div truncates toward zero
 //     (ONNX Div), and integer division by zero is a UserError (it has no defined result);
+//   - mod is the floor modulo (result has b's sign, Python's %; ONNX Mod fmod=0), fmod the truncated
+//     one (result has a's sign, C's fmod and %; ONNX Mod fmod=1); integers by zero are a UserError;
 //   - pow's exponent may have another numeric dtype than its base (ONNX Pow's T1); an integer base
 //     with an integer exponent is raised exactly (wrapping), with a float exponent via double and
 //     truncated; a float base uses std::pow.
@@ -57,6 +59,31 @@ int64_t int_pow(int64_t a, int64_t e) {
   return static_cast<int64_t>(result);
 }
 
+void check_int_divisor(const char* op, int64_t b) {
+  if (b == 0) {
+    throw UserError(UserErrorKind::kInvalidArgument, op, "integer modulo by zero",
+                    "integer modulo by zero has no result; check the divisor");
+  }
+}
+
+int64_t int_fmod(int64_t a, int64_t b) {
+  check_int_divisor("fmod", b);
+  if (b == -1) return 0;  // INT64_MIN % -1 overflows in C++
+  return a % b;  // C++ truncates: the result has a's sign
+}
+
+int64_t int_floor_mod(int64_t a, int64_t b) {
+  check_int_divisor("mod", b);
+  if (b == -1) return 0;
+  const int64_t r = a % b;
+  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+
+double floor_mod(double a, double b) {
+  const double r = std::fmod(a, b);
+  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+
 double nan_min(double a, double b) { return std::isnan(a) || std::isnan(b) ? std::numeric_limits<double>::quiet_NaN() : std::min(a, b); }
 double nan_max(double a, double b) { return std::isnan(a) || std::isnan(b) ? std::numeric_limits<double>::quiet_NaN() : std::max(a, b); }
 
@@ -68,6 +95,9 @@ const BinaryDef kBinaryDefs[] = {
     {"pow", "a ^ b (b may have another numeric dtype)", [](double a, double b) { return std::pow(a, b); }, int_pow},
     {"min", "elementwise minimum (nan propagates)", nan_min, [](int64_t a, int64_t b) { return std::min(a, b); }},
     {"max", "elementwise maximum (nan propagates)", nan_max, [](int64_t a, int64_t b) { return std::max(a, b); }},
+    {"mod", "a mod b, floored: the result has b's sign (Python %)", floor_mod, int_floor_mod},
+    {"fmod", "a mod b, truncated: the result has a's sign (C fmod)", [](double a, double b) { return std::fmod(a, b); },
+     int_fmod},
 };
 
 const BinaryDef& find_def(const char* name) {
@@ -139,6 +169,8 @@ KILN_REGISTER_OP(div) { return make_binary("div"); }
 KILN_REGISTER_OP(pow) { return make_binary("pow"); }
 KILN_REGISTER_OP(min) { return make_binary("min"); }
 KILN_REGISTER_OP(max) { return make_binary("max"); }
+KILN_REGISTER_OP(mod) { return make_binary("mod"); }
+KILN_REGISTER_OP(fmod) { return make_binary("fmod"); }
 
 KILN_REGISTER_OP(equal) {
   OpDef d;

@@ -131,6 +131,15 @@ def build_cases():
          [np.array([1024, -27, 1, 1, -1], np.int32)])
     case("pow_i32_float_exp", "pow", [np.array([4, 9], np.int32), np.array([0.5], np.float32)],
          [np.array([2, 3], np.int32)])
+    ma = np.array([[7, -7, 7, -7, 0, 9]], np.int64)
+    mb = np.array([[3], [-3], [4]], np.int64)
+    case("mod_i64_floored", "mod", [ma, mb], [np.mod(ma, mb)])
+    case("fmod_i32_truncated", "fmod", [ma.astype(np.int32), mb.astype(np.int32)], [np.fmod(ma, mb).astype(np.int32)])
+    mrng = np.random.default_rng(77)  # its own generator: the later cases keep their data
+    fa = mrng.uniform(-9, 9, size=(4, 7)).astype(np.float32)
+    fb = (mrng.uniform(0.5, 3, size=7) * np.where(np.arange(7) % 2, 1, -1)).astype(np.float32)
+    case("fmod_f32", "fmod", [fa, fb], [np.fmod(fa.astype(np.float64), fb.astype(np.float64)).astype(np.float32)])
+    case("mod_f32_floored", "mod", [fa, fb], [np.mod(fa.astype(np.float64), fb.astype(np.float64)).astype(np.float32)])
     ea, eb = rng.integers(-2, 3, size=(7, 13)).astype(np.int32), rng.integers(-2, 3, size=(13,)).astype(np.int32)
     case("equal_i32", "equal", [ea, eb], [np.equal(ea, eb)])
     case("equal_f32_nan", "equal", [na, np.array([1.0, np.nan, 3.0, -np.inf], np.float32)],

@@ -251,6 +251,7 @@ TEST(OpRegistryContents, EveryOperatorIsComplete) {
       {"clip", OpPattern::kElemwise}, {"gelu", OpPattern::kElemwise}, {"add", OpPattern::kBroadcast},
       {"sub", OpPattern::kBroadcast}, {"mul", OpPattern::kBroadcast}, {"div", OpPattern::kBroadcast},
       {"pow", OpPattern::kBroadcast}, {"min", OpPattern::kBroadcast}, {"max", OpPattern::kBroadcast},
+      {"mod", OpPattern::kBroadcast}, {"fmod", OpPattern::kBroadcast},
       {"equal", OpPattern::kBroadcast}, {"where", OpPattern::kBroadcast}, {"softmax", OpPattern::kOpaque},
       {"log_softmax", OpPattern::kOpaque}, {"max_pool2d", OpPattern::kOutEWiseFusable},
       {"avg_pool2d", OpPattern::kOutEWiseFusable}, {"global_avg_pool", OpPattern::kCommReduce},

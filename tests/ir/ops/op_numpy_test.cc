@@ -146,7 +146,7 @@ TEST(OpNumpy, ElementwiseUnary) {
   run_cases({"relu", "sigmoid", "tanh", "erf", "exp", "log", "sqrt", "neg", "abs", "reciprocal", "hard_swish",
              "leaky_relu", "hard_sigmoid", "clip", "gelu"});
 }
-TEST(OpNumpy, BinaryBroadcast) { run_cases({"add", "sub", "mul", "div", "pow", "min", "max", "equal", "where"}); }
+TEST(OpNumpy, BinaryBroadcast) { run_cases({"add", "sub", "mul", "div", "pow", "min", "max", "mod", "fmod", "equal", "where"}); }
 TEST(OpNumpy, Cast) { run_cases({"cast"}); }
 TEST(OpNumpy, Conv2d) { run_cases({"conv2d"}); }
 TEST(OpNumpy, Pooling) { run_cases({"max_pool2d", "avg_pool2d", "global_avg_pool", "global_max_pool"}); }
