@@ -64,21 +64,6 @@ int64_t largest_divisor_at_most(int64_t n, int64_t cap) {
   return 1;
 }
 
-kiln::topi::Knobs with_overrides(kiln::topi::Knobs k) {
-  const char* env = std::getenv("KILN_BENCH_KNOBS");
-  std::string text = env ? env : "";
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t end = text.find(',', pos);
-    if (end == std::string::npos) end = text.size();
-    const std::string item = text.substr(pos, end - pos);
-    const size_t eq = item.find('=');
-    if (eq != std::string::npos) k.set(item.substr(0, eq), std::atoll(item.c_str() + eq + 1));
-    pos = end + 1;
-  }
-  return k;
-}
-
 void BM_ResNet50Conv(benchmark::State& state) {
   const Layer& l = kLayers[state.range(0)];
   const int threads = static_cast<int>(state.range(1));
@@ -113,7 +98,7 @@ void BM_ResNet50Conv(benchmark::State& state) {
     }
     const kiln::topi::ComputeResult r = kiln::topi::compute_op("conv2d_nchwc", {ph[0], ph[1], ph[2]}, attrs,
                                                                kiln::topi::layout_hints(host_target()));
-    options.knobs = with_overrides(kiln::topi::default_knobs(r, host_target()));
+    options.knobs = kiln_bench::with_knob_overrides(kiln::topi::default_knobs(r, host_target()));
   }
   const kiln::tir::PrimFunc f = kiln::topi::build_group_kernel(
       members, in, {ValueRef::member(static_cast<int>(members.size()) - 1)}, host_target(), -1, options);

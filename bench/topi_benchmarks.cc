@@ -86,22 +86,6 @@ void time_kernel(benchmark::State& state, const kiln::tir::PrimFunc& f, const st
   kiln_set_num_threads(1);
 }
 
-// KILN_BENCH_KNOBS="tile_ow=7,rows_outer=1" overrides knob values (for trying schedules by hand).
-kiln::topi::Knobs with_overrides(kiln::topi::Knobs k) {
-  const char* env = std::getenv("KILN_BENCH_KNOBS");
-  std::string text = env ? env : "";
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t end = text.find(',', pos);
-    if (end == std::string::npos) end = text.size();
-    const std::string item = text.substr(pos, end - pos);
-    const size_t eq = item.find('=');
-    if (eq != std::string::npos) k.set(item.substr(0, eq), std::atoll(item.c_str() + eq + 1));
-    pos = end + 1;
-  }
-  return k;
-}
-
 void BM_TopiMatmul(benchmark::State& state) {
   const int64_t n = state.range(0);
   const int threads = static_cast<int>(state.range(1));
@@ -110,7 +94,7 @@ void BM_TopiMatmul(benchmark::State& state) {
   if (std::getenv("KILN_BENCH_KNOBS")) {
     using namespace kiln::tir;  // NOLINT
     Tensor a = placeholder({n, n}, DType::kF32, "a"), b = placeholder({n, n}, DType::kF32, "b");
-    options.knobs = with_overrides(kiln::topi::default_knobs(
+    options.knobs = kiln_bench::with_knob_overrides(kiln::topi::default_knobs(
         kiln::topi::compute_op("matmul", {a, b}, {}, kiln::topi::layout_hints(host_target())), host_target()));
   }
   kiln::tir::PrimFunc f = kiln::topi::build_op_kernel("matmul", in, {}, host_target(), options);
@@ -144,7 +128,7 @@ void BM_TopiConv2dNchwc(benchmark::State& state) {
   p.stride_h = p.stride_w = c.stride;
   p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = c.pad;
   kiln::topi::ComputeResult r = kiln::topi::conv2d_nchwc(x, wp, p, out, ob, hints);
-  const kiln::topi::Knobs knobs = with_overrides(kiln::topi::default_knobs(r, host_target()));
+  const kiln::topi::Knobs knobs = kiln_bench::with_knob_overrides(kiln::topi::default_knobs(r, host_target()));
   Schedule s(r.outputs);
   kiln::topi::apply_schedule(s, r, knobs);
   PrimFunc f = lower(s, {x, wp, r.outputs[0]}, "conv_nchwc");
@@ -188,3 +172,18 @@ void BM_TopiDepthwise(benchmark::State& state) {
 BENCHMARK(BM_TopiDepthwise)->Arg(1)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 }  // namespace
+
+kiln::topi::Knobs kiln_bench::with_knob_overrides(kiln::topi::Knobs k) {
+  const char* env = std::getenv("KILN_BENCH_KNOBS");
+  std::string text = env ? env : "";
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find(',', pos);
+    if (end == std::string::npos) end = text.size();
+    const std::string item = text.substr(pos, end - pos);
+    const size_t eq = item.find('=');
+    if (eq != std::string::npos) k.set(item.substr(0, eq), std::atoll(item.c_str() + eq + 1));
+    pos = end + 1;
+  }
+  return k;
+}

@@ -12,7 +12,6 @@ namespace {
 
 using ir::Attrs;
 
-Tolerance sum_tol(int64_t k) { return {1e-4, 1e-5 * std::sqrt(static_cast<double>(k)) * 4}; }
 
 TEST(TopiMatmulPacked, PackIsExact) {
   check_op({"pack_matmul_b", {tt({20, 37})}, Attrs().set("n_block", int64_t{16}), {}, {0, 0}});

@@ -12,7 +12,6 @@ using ir::Attrs;
 using ir::DType;
 using Ints = std::vector<int64_t>;
 
-Tolerance sum_tol(int64_t k) { return {1e-4, 1e-5 * std::sqrt(static_cast<double>(k)) * 4}; }
 
 struct Conv {
   Ints x, w;

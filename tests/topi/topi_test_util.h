@@ -40,6 +40,9 @@ struct Tolerance {
   double atol = 1e-6;
 };
 
+// For f32 sums of k products against the double reference: rtol 1e-4, atol growing as sqrt(k).
+inline Tolerance sum_tol(int64_t k) { return {1e-4, 1e-5 * std::sqrt(static_cast<double>(k)) * 4}; }
+
 inline DLDataType dl_type(ir::DType dt) {
   switch (dt) {
     case ir::DType::kF32: return {kDLFloat, 32, 1};
