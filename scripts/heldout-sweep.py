@@ -3,7 +3,7 @@
 
 Usage:
   /usr/bin/python3 scripts/heldout-sweep.py [--out /tmp/heldout] [--kiln build/bin/kiln] [--only NAME ...]
-      [-O 3] [--disable-pass PASS ...] [--lock /tmp/kiln-bench.lock] [--reexport] [--list] [--big]
+      [-O 3] [--disable-pass PASS ...] [--target 'llvm -vector-width=512'] [--lock /tmp/kiln-bench.lock] [--reexport] [--list] [--big]
       [--time N] [--threads T] [--export-only]
 
 Models (--list): torchvision classifiers (ResNet-18/50 (batch 2), ResNeXt-50, Wide-ResNet-50 (--big),
@@ -392,11 +392,15 @@ def sweep_one(name, args):
     ref = np.load(os.path.join(args.out, f"{name}.ref.npy"))
     ref64 = np.load(os.path.join(args.out, f"{name}.ref64.npy"))
     tag = f"O{args.opt_level}" + "".join(f"-no{p}" for p in args.disable_pass)
+    if args.target:
+        tag += "-" + re.sub(r"[^A-Za-z0-9]+", "_", args.target).strip("_")
     so = os.path.join(args.out, f"{name}.{tag}.so")
     out = os.path.join(args.out, f"{name}.{tag}.out.npy")
     row = {"name": name, "opset": MODELS[name][1], "shape": "x".join(map(str, x.shape)), "err": None,
            "err64": None, "torch_err64": None, "compile_s": None, "status": ""}
     cmd = [args.kiln, "compile", onnx_path, "-o", so, "-O", str(args.opt_level)]
+    if args.target:
+        cmd += ["--target", args.target]
     for p in args.disable_pass:
         cmd += ["--disable-pass", p]
     with held(args.lock):
@@ -446,6 +450,8 @@ def main():
     parser.add_argument("--big", action="store_true", help="include the big models (wide_resnet50_2, vit_b_16)")
     parser.add_argument("-O", "--opt-level", type=int, default=3)
     parser.add_argument("--disable-pass", nargs="*", default=[])
+    parser.add_argument("--target", default="",
+                        help="kiln compile --target, e.g. 'llvm -vector-width=512' (AVX-512 schedules on this host)")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--tol", type=float, default=1e-4)
     parser.add_argument("--max-compile-s", type=float, default=30.0)
@@ -491,7 +497,8 @@ def main():
             ms = " — |" if row.get("ms") is None else f" {row['ms']:.2f} |"
         print(f"| {row['name']} | {row['opset']} | {row['shape']} | {errs} | {cs} |{ms} {row['status']} |", flush=True)
     print(f"heldout-sweep: {len(names) - failures}/{len(names)} ok (-O{args.opt_level}"
-          + "".join(f" --disable-pass {p}" for p in args.disable_pass) + ")")
+          + "".join(f" --disable-pass {p}" for p in args.disable_pass)
+          + (f" --target '{args.target}'" if args.target else "") + ")")
     return 1 if failures else 0
 
 

@@ -96,6 +96,33 @@ TEST(Target, StrRoundTrips) {
   }
 }
 
+TEST(Target, VectorWidthOption) {
+  // Below the native width: AVX-512 instructions on 256-bit vectors, still 32 registers.
+  const Target narrow = parse_target("llvm -mcpu=znver4 -vector-width=256");
+  EXPECT_TRUE(narrow.has_feature("avx512f"));
+  EXPECT_EQ(narrow.native_vector_bits, 512);
+  EXPECT_EQ(narrow.vector_bits, 256);
+  EXPECT_EQ(narrow.vector_lanes(32), 8);
+  EXPECT_EQ(narrow.num_vector_regs, 32);
+  // Above it: AVX-512's schedules (16 lanes, 32 registers) on AVX2 instructions.
+  const Target wide = parse_target("llvm -mcpu=znver3 -vector-width=512");
+  EXPECT_FALSE(wide.has_feature("avx512f"));
+  EXPECT_EQ(wide.native_vector_bits, 256);
+  EXPECT_EQ(wide.vector_lanes(32), 16);
+  EXPECT_EQ(wide.num_vector_regs, 32);
+  // The native width is the default and is not spelled out by str(); another one is.
+  EXPECT_EQ(parse_target("llvm -mcpu=znver3 -vector-width=256").str(), parse_target("llvm -mcpu=znver3").str());
+  EXPECT_NE(wide.str().find("-vector-width=512"), std::string::npos) << wide.str();
+  for (const Target& t : {narrow, wide}) {
+    const Target again = parse_target(t.str());
+    EXPECT_EQ(again.str(), t.str());
+    EXPECT_EQ(again.vector_bits, t.vector_bits);
+    EXPECT_EQ(again.num_vector_regs, t.num_vector_regs);
+  }
+  // The host at another width runs here (no feature is added).
+  EXPECT_TRUE(missing_host_features(parse_target("llvm -vector-width=512")).empty());
+}
+
 TEST(Target, MissingFeaturesOfABiggerCpu) {
   if (!host_target().is_x86_64() || host_info().has_feature("avx512f")) {
     GTEST_SKIP() << "needs an x86-64 host without AVX-512";
@@ -130,6 +157,8 @@ TEST(Target, MalformedStringsAreUserErrors) {
   expect_error("llvm -mattr=+avx3", "'avx3' is not a feature LLVM knows");
   expect_error("llvm -mtriple=riscv64-linux-gnu", "no code generator for triple");
   expect_error("llvm -mtriple=nonsense-foo-bar", "no code generator for triple");
+  expect_error("llvm -vector-width=1024", "is not one of 128, 256 and 512");
+  expect_error("llvm -vector-width=wide", "is not one of 128, 256 and 512");
 }
 
 TEST(Target, NativeCpuForAForeignArchitectureIsAnError) {

@@ -4,6 +4,8 @@
 // libkiln_runtime (the runner's GraphRunner hook), with the same tolerances (rtol 1e-3,
 // atol 1e-7, NaN == NaN). Fails on any compiled failure not listed under "Expected compiled
 // node-test failures" in docs/compile.md. Prints pass/fail counts. Skips when the data is absent.
+// A second test compiles for the host at the other vector width (-vector-width=512 on an AVX2
+// host, 256 on an AVX-512 one), so the 16-lane schedules run on odd shapes here too.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -15,6 +17,7 @@
 
 #include "driver/compile_test_util.h"
 #include "frontend/onnx_case_runner.h"
+#include "kiln/codegen/target.h"
 #include "kiln/driver/compile.h"
 #include "kiln/frontend/onnx.h"
 
@@ -37,7 +40,7 @@ std::set<std::string> expected_compiled_failures() {
   return out;
 }
 
-TEST(CompiledOnnxNodeTests, ReferencePassesImplyCompiledPasses) {
+void check_compiled_node_tests(const std::string& target) {
   const fs::path root = fs::path(KILN_SOURCE_DIR) / ".." / "shared" / "onnx-node-tests";
   if (!fs::exists(root / "node") || !fs::exists(root / "index.tsv")) {
     GTEST_SKIP() << "ONNX node tests not found at " << root << " (optional data; nothing to check)";
@@ -50,7 +53,9 @@ TEST(CompiledOnnxNodeTests, ReferencePassesImplyCompiledPasses) {
   int index = 0;
   const GraphRunner compiled = [&](const ir::Graph& graph, const std::vector<ir::NDArray>& inputs) {
     const std::string path = (dir / ("case" + std::to_string(index++) + ".so")).string();
-    driver::compile_graph(graph, path, {});
+    driver::CompileOptions options;
+    options.target = target;
+    driver::compile_graph(graph, path, options);
     auto outs = run_compiled(path, inputs);
     fs::remove(path);
     return outs;
@@ -89,6 +94,7 @@ TEST(CompiledOnnxNodeTests, ReferencePassesImplyCompiledPasses) {
     }
   }
   fs::remove_all(dir);
+  std::printf("target '%s'\n", target.c_str());
   std::printf("node tests passing on the reference executor: %d; compiled: %d pass, %d expected failures, %zu "
               "unexpected failures\n",
               ref_pass, pass, xfail, unexpected.size());
@@ -98,6 +104,13 @@ TEST(CompiledOnnxNodeTests, ReferencePassesImplyCompiledPasses) {
   EXPECT_GT(ref_pass, 0);
   EXPECT_TRUE(unexpected.empty()) << unexpected.size() << " compiled node tests failed that docs/compile.md does not list:"
                                   << all;
+}
+
+TEST(CompiledOnnxNodeTests, ReferencePassesImplyCompiledPasses) { check_compiled_node_tests("llvm"); }
+
+TEST(CompiledOnnxNodeTests, OtherVectorWidthPassesToo) {
+  check_compiled_node_tests(codegen::host_target().native_vector_bits == 512 ? "llvm -vector-width=256"
+                                                                             : "llvm -vector-width=512");
 }
 
 }  // namespace

@@ -35,7 +35,7 @@ void register_compile(CLI::App& app, CommandContext& ctx) {
                                       "OUT_input.npy, an input for kiln run");
   model_opt->excludes(example_opt);
   cmd->add_option("-o,--output", opts->output, "Artifact to write (a shared library, e.g. model.so)")->required();
-  cmd->add_option("--target", opts->target, "Target: llvm (this machine), 'llvm -mcpu=znver4', 'llvm -mattr=+avx2,+fma', ...");
+  cmd->add_option("--target", opts->target, "Target: llvm (this machine), 'llvm -mcpu=znver4', 'llvm -mattr=+avx2,+fma', 'llvm -vector-width=256', ... (docs/codegen.md)");
   cmd->add_option("-O,--opt-level", opts->opt_level, "Optimization level 0..3 (default 3)")->check(CLI::Range(0, 3));
   cmd->add_option("--input-shape", opts->input_shapes, "Fix an input's shape: NAME:D0,D1,... (repeatable)");
   cmd->add_option("--dump-ir-after", opts->dump_ir_after, "Print the graph IR after pass PASS (or all) to stderr");

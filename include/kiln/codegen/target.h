@@ -6,6 +6,13 @@
 //   "llvm -mcpu=znver4"                           a named CPU (features implied by the CPU)
 //   "llvm -mattr=+avx2,+fma"                      host triple, generic CPU, these features
 //   "llvm -mtriple=aarch64-linux-gnu -mcpu=neoverse-v1"   cross-compilation (object output only)
+//   "llvm -vector-width=256"                      the host, with 256-bit vectors in the schedules
+//
+// -vector-width=W (128, 256 or 512) sets the SIMD width that schedules and the code generator
+// plan for; the default is the widest the features give. Below it, code uses fewer lanes (e.g.
+// AVX-512 instructions on ymm registers); above it, LLVM splits each vector into native ones,
+// which is slow but runs the schedules of a wider machine here (tests of AVX-512 schedules on an
+// AVX2 host).
 //
 // A CPU name with an empty feature string makes LLVM emit SSE-only x86 code, so the host target
 // always carries the host's full feature string (sys::getHostCPUFeatures). Malformed strings,
@@ -24,8 +31,10 @@ struct Target {
   std::string triple;       // normalized LLVM triple, e.g. "x86_64-unknown-linux-gnu"
   std::string cpu;          // LLVM CPU name, e.g. "znver3", "neoverse-v1", "generic"
   std::string features;     // LLVM feature string, e.g. "+avx2,+fma,-avx512f" (may be empty)
-  int vector_bits = 128;    // width of one native SIMD register used for f32 work (128/256/512)
-  int num_vector_regs = 16; // architectural SIMD registers (16 for AVX2, 32 for AVX-512 / NEON)
+  int vector_bits = 128;    // SIMD width schedules and codegen use (128/256/512; -vector-width)
+  int native_vector_bits = 128;  // the widest SIMD register the features give
+  int num_vector_regs = 16; // SIMD registers schedules plan for (16 for AVX2, 32 for AVX-512 / NEON
+                            // or with -vector-width=512)
   std::vector<std::string> enabled_features;  // every feature the CPU + feature string enable, sorted
 
   // True when `name` (LLVM spelling, without '+', e.g. "avx512f", "fma", "neon") is enabled.

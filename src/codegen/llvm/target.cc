@@ -80,6 +80,7 @@ bool Target::is_aarch64() const { return llvm::Triple(triple).isAArch64(); }
 std::string Target::str() const {
   std::string out = "llvm -mtriple=" + triple + " -mcpu=" + cpu;
   if (!features.empty()) out += " -mattr=" + features;
+  if (vector_bits != native_vector_bits) out += " -vector-width=" + std::to_string(vector_bits);
   return out;
 }
 
@@ -98,9 +99,10 @@ Target parse_target(std::string_view text) {
     }
     std::string key = tok.substr(1, eq - 1);
     std::string value = tok.substr(eq + 1);
-    if (key != "mcpu" && key != "mattr" && key != "mtriple") {
+    if (key != "mcpu" && key != "mattr" && key != "mtriple" && key != "vector-width") {
       bad_target(text, "unknown option '-" + key + "'",
-                 "the options are -mtriple=<triple>, -mcpu=<cpu|native> and -mattr=<+f,-g,...>");
+                 "the options are -mtriple=<triple>, -mcpu=<cpu|native>, -mattr=<+f,-g,...> and "
+                 "-vector-width=<128|256|512>");
     }
     if (value.empty()) bad_target(text, "option '-" + key + "' has an empty value");
     if (!options.emplace(key, value).second) {
@@ -164,17 +166,25 @@ Target parse_target(std::string_view text) {
   }
   std::sort(t.enabled_features.begin(), t.enabled_features.end());
 
+  const bool avx512 = triple.getArch() == llvm::Triple::x86_64 && t.has_feature("avx512f");
   if (triple.getArch() == llvm::Triple::x86_64) {
-    const bool avx512 = t.has_feature("avx512f");
-    t.vector_bits = avx512 ? 512 : (t.has_feature("avx") ? 256 : 128);
-    t.num_vector_regs = avx512 ? 32 : 16;
-  } else if (triple.isAArch64()) {
-    t.vector_bits = 128;  // NEON; SVE code is not generated (its width is only known at run time)
-    t.num_vector_regs = 32;
+    t.native_vector_bits = avx512 ? 512 : (t.has_feature("avx") ? 256 : 128);
   } else {
-    t.vector_bits = 128;
-    t.num_vector_regs = 16;
+    t.native_vector_bits = 128;  // NEON; SVE code is not generated (its width is only known at run time)
   }
+  t.vector_bits = t.native_vector_bits;
+  if (options.count("vector-width")) {
+    const std::string& w = options["vector-width"];
+    if (w != "128" && w != "256" && w != "512") {
+      bad_target(text, "-vector-width=" + w + " is not one of 128, 256 and 512",
+                 "write e.g. -vector-width=256 (AVX-512 code with 256-bit vectors)");
+    }
+    t.vector_bits = std::stoi(w);
+  }
+  // AVX-512 (any width) and AArch64 have 32 registers; schedules for 512-bit vectors on a
+  // narrower machine plan for AVX-512's register file too (each vector is then split by LLVM).
+  const bool x86 = triple.getArch() == llvm::Triple::x86_64;
+  t.num_vector_regs = (!x86 || avx512 || t.vector_bits == 512) ? 32 : 16;
   return t;
 }
 
