@@ -24,12 +24,15 @@
 //     global_max_pool / global_avg_pool of a blocked 4-D value (window = the whole H x W), whose
 //     blocked [N, C, 1, 1] results broadcast in elementwise ops with blocked activations of the
 //     same channels (squeeze-excite: x * sigmoid(conv(conv(pool(x))))) without transforms.
+//   - concat on the channels (axis 1) of 4-D values, one of them blocked, concatenates the blocks
+//     when one input's block b divides every input's channel count (the largest such b; other
+//     inputs are transformed to it): fire/inception modules and dense blocks stay blocked.
 //   - layout transforms back to NCHW are inserted only at chain borders: before any other consumer
 //     (global pooling, reshape, softmax, ...) and before graph outputs. Each blocked value gets at most one
 //     such transform (and each plain value at most one transform per block).
 //   - values are exactly those of the original graph (conv2d_nchwc's reference is conv2d's; the
 //     transforms move elements).
-// Stats: "convs_converted", "pools_blocked", "layout_transforms" (transforms of activations in the result: the
+// Stats: "convs_converted", "pools_blocked", "concats_blocked", "layout_transforms" (transforms of activations in the result: the
 // runtime cost), "constant_transforms" (on constants, folded by FoldConstant), "block" (b).
 #include <algorithm>
 #include <map>
@@ -69,6 +72,8 @@ class LayoutAlterer : public ir::GraphMutator {
       if (auto v = rewrite_pool(node, args, *blocked)) return {*v};
     } else if (&node.op() == global_avg_pool_ || &node.op() == global_max_pool_) {
       if (auto v = rewrite_global_pool(node, args)) return {*v};
+    } else if (&node.op() == concat_) {
+      if (auto v = rewrite_concat(node, args)) return {*v};
     } else if (node.num_outputs() == 1 && &node.op() != batch_norm_ &&
                node.op().pattern <= ir::OpPattern::kBroadcast) {
       if (auto v = rewrite_elementwise(node, args)) return {*v};
@@ -194,6 +199,30 @@ class LayoutAlterer : public ir::GraphMutator {
     return plain_view(pool->output(), in->block);
   }
 
+  // Concatenation on the channels of a blocked value concatenates the blocks ([N, C_i/b, H, W, b]
+  // joined on axis 1) when one block b divides every input's channel count, so inception and fire
+  // modules and dense blocks stay one blocked chain. b is the largest block of a blocked input that
+  // divides them all; inputs with another block (or plain ones) are transformed to it.
+  std::optional<Value> rewrite_concat(const ir::CallNode& node, const std::vector<Value>& args) {
+    if (node.num_outputs() != 1 || node.output_types()[0].rank() != 4 || node.attrs().get_int("axis") != 1) {
+      return std::nullopt;
+    }
+    int64_t block = 0;
+    for (const auto& a : args) {
+      const Blocked* b = blocked_source(a);
+      if (!b || b->block <= block) continue;
+      bool divides = true;
+      for (const auto& x : args) divides = divides && x.type().shape[1] % b->block == 0;
+      if (divides) block = b->block;
+    }
+    if (block == 0) return std::nullopt;
+    std::vector<Value> blocked_args;
+    for (const auto& a : args) blocked_args.push_back(as_blocked(a, block));
+    NodePtr call = ir::make_call(node.op(), blocked_args, node.attrs(), node.name());
+    ++ctx_.stat("concats_blocked");
+    return plain_view(call->output(), block);
+  }
+
   std::optional<Value> rewrite_elementwise(const ir::CallNode& node, const std::vector<Value>& args) {
     const ir::Shape& out = node.output_types()[0].shape;
     if (out.size() != 4) return std::nullopt;
@@ -247,6 +276,7 @@ class LayoutAlterer : public ir::GraphMutator {
   const ir::OpDef* conv2d_nchwc_ = op_ptr("conv2d_nchwc");
   const ir::OpDef* layout_transform_ = op_ptr("layout_transform");
   const ir::OpDef* reshape_ = op_ptr("reshape");
+  const ir::OpDef* concat_ = op_ptr("concat");
   const ir::OpDef* max_pool2d_ = op_ptr("max_pool2d");
   const ir::OpDef* avg_pool2d_ = op_ptr("avg_pool2d");
   const ir::OpDef* max_pool2d_nchwc_ = op_ptr("max_pool2d_nchwc");

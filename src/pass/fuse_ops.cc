@@ -7,8 +7,9 @@
 //     group, recursively: injective calls only (reshape, transpose, pad: index arithmetic) for a
 //     kOutEWiseFusable anchor, which reads each input element many times, so that an inlined
 //     elementwise producer would be recomputed per output (an elementwise producer becomes its own
-//     kernel or the epilogue of the group before); any elemwise/broadcast/injective call for a
-//     reduction, which reads each input once; and (2) its elementwise consumers: the smallest set
+//     kernel or the epilogue of the group before), and of those only ones that read one computed
+//     tensor (an inlined concat would pick its source on every one of those reads); any
+//     elemwise/broadcast/injective call for a reduction, which reads each input once; and (2) its elementwise consumers: the smallest set
 //     of ungrouped elemwise/broadcast calls of the result's output shape through which every path
 //     from the group's result reaches one node (a post-dominator): a chain (bias add, residual add,
 //     activation, clip, ...) or a diamond (GELU: x * 0.5 * (1 + erf(x / sqrt 2)) where x has two
@@ -110,6 +111,13 @@ class Partitioner {
     return it->second[0];
   }
 
+  // Arguments of `n` computed at run time (not constants).
+  static int computed_args(const ir::Node& n) {
+    int count = 0;
+    for (const auto& a : n.as_call().args()) count += a.node->kind() == ir::NodeKind::kConstant ? 0 : 1;
+    return count;
+  }
+
   // Producers that join a group: injective calls only when the group's anchor reads its inputs many
   // times (kOutEWiseFusable: an inlined elementwise producer would be recomputed for every output
   // it feeds, e.g. a GELU recomputed per matmul output column); any elemwise/broadcast/injective
@@ -120,6 +128,7 @@ class Partitioner {
       if (!fusable_call(p) || grouped(p)) continue;
       const OpPattern pattern = p.as_call().op().pattern;
       if (pattern > OpPattern::kInjective || (index_only && pattern != OpPattern::kInjective)) continue;
+      if (index_only && computed_args(p) > 1) continue;
       if (only_user(p) != &n) continue;
       add(id, p);
       absorb_producers(id, p, index_only);

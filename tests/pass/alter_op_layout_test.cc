@@ -131,6 +131,45 @@ TEST(AlterOpLayout, SqueezeExciteStaysBlocked) {
   EXPECT_TRUE(round_trips(r.graph));
 }
 
+TEST(AlterOpLayout, ChannelConcatOfBlockedValuesStaysBlocked) {
+  // A fire module: squeeze conv -> (expand 1x1 | expand 3x3) -> concat -> max_pool -> conv. The
+  // concat joins the blocks (both 16-channel blocks), the pool and the next conv follow: only the
+  // input's and the output's transforms remain. A concat whose channels no block divides, or on
+  // another axis, stays plain.
+  using Ints = std::vector<int64_t>;
+  NodePtr x = make_input("x", {DType::kF32, {1, 8, 9, 9}});
+  Value squeeze = make_call("relu", {conv(x->output(), 16, 1)}, {})->output();
+  Value e1 = make_call("conv2d", {squeeze, random_constant("e1", {32, 16, 1, 1}, 2)->output()}, {})->output();
+  Value e3 = conv(squeeze, 16, 3, 1, true);
+  Value cat = make_call("concat", {e1, e3}, Attrs().set("axis", int64_t{1}))->output();
+  Value pool = make_call("max_pool2d", {cat}, Attrs().set("kernel", Ints{3, 3}).set("strides", Ints{2, 2}))->output();
+  Value y = conv(pool, 16, 4);
+  Graph before({x}, {y}, {"y"});
+  PipelineResult r = run_passes(before, {"AlterOpLayout", "FoldConstant"}, block(8));
+  EXPECT_EQ(r.stat("AlterOpLayout", "concats_blocked"), 1);
+  EXPECT_EQ(r.stat("AlterOpLayout", "layout_transforms"), 2) << graph_to_text(r.graph);
+  bool saw_blocked_concat = false;
+  for (const auto& node : r.graph.topo_order()) {
+    if (node->kind() == NodeKind::kCall && node->as_call().op().name == "concat") {
+      saw_blocked_concat = node->output_types()[0].shape == Shape{1, 3, 9, 9, 16};
+    }
+  }
+  EXPECT_TRUE(saw_blocked_concat) << graph_to_text(r.graph);
+  EXPECT_TRUE(same_results(before, r.graph, 0.0));
+  EXPECT_TRUE(round_trips(r.graph));
+
+  // Channels 16 + 3: no block of the inputs divides both; the concat stays NCHW.
+  NodePtr z = make_input("z", {DType::kF32, {1, 3, 9, 9}});
+  Value odd = make_call("concat", {conv(x->output(), 16, 5), z->output()}, Attrs().set("axis", int64_t{1}))->output();
+  // Concatenating along the height keeps the layout plain as well.
+  Value tall = make_call("concat", {conv(x->output(), 16, 6), conv(x->output(), 16, 7)}, Attrs().set("axis", int64_t{2}))
+                   ->output();
+  Graph plain({x, z}, {odd, tall}, {"odd", "tall"});
+  PipelineResult p = run_passes(plain, {"AlterOpLayout"}, block(8));
+  EXPECT_EQ(p.stat("AlterOpLayout", "concats_blocked"), 0);
+  EXPECT_TRUE(same_results(plain, p.graph, 0.0));
+}
+
 TEST(AlterOpLayout, PoolKeepsItsInputBlockAndPlainPoolsStayPlain) {
   using Ints = std::vector<int64_t>;
   const Attrs window = Attrs().set("kernel", Ints{2, 2}).set("strides", Ints{2, 2});

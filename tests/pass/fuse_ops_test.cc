@@ -168,6 +168,28 @@ TEST(FuseOps, ElementwiseProducersAreNotInlinedIntoMatmulOrConv) {
   EXPECT_TRUE(round_trips(after));
 }
 
+TEST(FuseOps, ConcatIsNotInlinedIntoConvOrMatmul) {
+  // A concat of two computed tensors feeding a conv (or a matmul) is a kernel of its own: inlined,
+  // it would choose its source on every one of the anchor's many reads. A reduction still takes it,
+  // and an injective chain (transpose -> concat) is still one group.
+  Graph before = parse_graph(R"(graph(%x: f32[1, 2, 5, 5], %y: f32[1, 2, 5, 5], %w: f32[2, 4, 3, 3], %a: f32[3, 2], %b: f32[3, 2], %m: f32[4, 3]) {
+    %0 = concat(%x, %y, axis=1) : f32[1, 4, 5, 5]
+    %1 = conv2d(%0, %w, pads=[1, 1, 1, 1]) : f32[1, 2, 5, 5]
+    %2 = concat(%a, %b, axis=1) : f32[3, 4]
+    %3 = matmul(%2, %m) : f32[3, 3]
+    %4 = concat(%b, %a, axis=1) : f32[3, 4]
+    %5 = reduce_sum(%4, axes=[1], keepdims=0) : f32[3]
+    %6 = transpose(%m, perm=[1, 0]) : f32[3, 4]
+    %7 = concat(%6, %a, axis=1) : f32[3, 6]
+    return %1 as "c", %3 as "p", %5 as "s", %7 as "t"
+  })");
+  Graph after = run_one("FuseOps", before);
+  EXPECT_EQ(labels(after), (std::vector<std::string>{"concat", "conv2d", "concat", "matmul", "concat_reduce_sum",
+                                                     "transpose_concat"}));
+  EXPECT_TRUE(same_results(before, after, 0.0));
+  EXPECT_TRUE(round_trips(after));
+}
+
 TEST(FuseOps, RunningTwiceChangesNothing) {
   NodePtr x = make_input("x", {DType::kF32, {1, 3, 5, 5}});
   Graph before({x}, {make_call("relu", {conv(x->output(), 4, 1)}, {})->output()}, {"y"});
