@@ -4,7 +4,7 @@
 Usage:
   /usr/bin/python3 scripts/heldout-sweep.py [--out /tmp/heldout] [--kiln build/bin/kiln] [--only NAME ...]
       [-O 3] [--disable-pass PASS ...] [--target 'llvm -vector-width=512'] [--lock /tmp/kiln-bench.lock] [--reexport] [--list] [--big]
-      [--time N] [--threads T] [--export-only]
+      [--time N [--ort [--peers DIR]]] [--threads T] [--export-only]
 
 Models (--list): torchvision classifiers (ResNet-18/50 (batch 2), ResNeXt-50, Wide-ResNet-50 (--big),
 DenseNet-121, GoogLeNet, Inception-v3, SqueezeNet 1.1, ShuffleNetV2, MNASNet, EfficientNet-B0,
@@ -26,7 +26,8 @@ deep randomly initialized networks (FCN, Inception) are ill-conditioned enough t
 output is 1e-4 away from the f64 one. The table lists model / opset / input shape / rel error vs torch
 f32 / rel error vs f64 / torch f32's rel error vs f64 / compile s / status. A model passes when its
 error vs f64 is <= max(--tol (default 1e-4), 4 x torch f32's) and the compile takes <= --max-compile-s
-(default 30 s). --time N adds the median latency of N runs (kiln run --repeat). Winograd F(4x4, 3x3) at -O3 roughly doubles or triples the f32 rounding error of
+(default 30 s). --time N adds the median latency of N runs (kiln run --repeat); with --ort also
+ONNX Runtime's (../shared/peers/ort_bench.js, run right after Kiln on the same inputs) and the ratio. Winograd F(4x4, 3x3) at -O3 roughly doubles or triples the f32 rounding error of
 the 3x3 convolutions; the factor 4 leaves room for that.
 Batch norms get running statistics re-estimated on random batches so activations stay in a sane range.
 With --lock FILE, every heavy step (export, compile, run) holds an exclusive flock on FILE so that
@@ -438,6 +439,16 @@ def sweep_one(name, args):
                                capture_output=True, text=True)
         m = re.search(r"latency: median ([0-9.]+) ms", r.stdout + r.stderr)
         row["ms"] = float(m.group(1)) if m else None
+        if args.ort:
+            # ONNX Runtime right after Kiln on the same model and inputs (docs/performance.md).
+            ort = ["node", os.path.join(args.peers, "ort_bench.js"), onnx_path, "--threads", str(args.threads),
+                   "--iters", str(args.time), "--warmup", "2"]
+            for n in input_names:
+                ort += ["--input", f"{n}={os.path.join(args.out, f'{name}.{n}.npy')}"]
+            with held(args.lock):
+                r = subprocess.run(ort, capture_output=True, text=True)
+            m = re.search(r"median_ms=([0-9.]+)", r.stdout + r.stderr)
+            row["ort_ms"] = float(m.group(1)) if m else None
     return row
 
 
@@ -457,6 +468,9 @@ def main():
     parser.add_argument("--max-compile-s", type=float, default=30.0)
     parser.add_argument("--time", type=int, default=0, metavar="N",
                         help="also time N runs (after 2 warm-ups) and add a median ms column")
+    parser.add_argument("--ort", action="store_true",
+                        help="with --time: also time ONNX Runtime (PEERS/ort_bench.js) and add ORT ms and Kiln/ORT")
+    parser.add_argument("--peers", default=os.path.realpath(os.path.join(root, "..", "shared", "peers")))
     parser.add_argument("--lock", default=None, help="flock this file around every heavy step")
     parser.add_argument("--reexport", action="store_true")
     parser.add_argument("--list", action="store_true")
@@ -468,9 +482,14 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     torch.set_num_threads(1)
     names = args.only or [n for n, (_, _, big) in MODELS.items() if args.big or not big]
+    if args.ort and not args.time:
+        parser.error("--ort needs --time N")
+    if args.ort and not os.path.exists(os.path.join(args.peers, "ort_bench.js")):
+        parser.error(f"--ort: {args.peers}/ort_bench.js not found (give --peers DIR)")
     print("| model | opset | input | rel err vs torch f32 | vs f64 | torch f32 vs f64 | compile s |"
-          + (f" ms ({args.threads} thr, median of {args.time}) |" if args.time else "") + " status |")
-    print("|---|---|---|---|---|---|---|" + ("---|" if args.time else "") + "---|")
+          + (f" ms ({args.threads} thr, median of {args.time}) |" if args.time else "")
+          + (" ORT ms | Kiln/ORT |" if args.ort else "") + " status |")
+    print("|---|---|---|---|---|---|---|" + ("---|" if args.time else "") + ("---|---|" if args.ort else "") + "---|")
     failures = 0
     if args.export_only:
         for name in names:
@@ -495,6 +514,9 @@ def main():
         ms = ""
         if args.time:
             ms = " — |" if row.get("ms") is None else f" {row['ms']:.2f} |"
+        if args.ort:
+            k, o = row.get("ms"), row.get("ort_ms")
+            ms += " — | — |" if k is None or o is None else f" {o:.2f} | {k / o:.2f} |"
         print(f"| {row['name']} | {row['opset']} | {row['shape']} | {errs} | {cs} |{ms} {row['status']} |", flush=True)
     print(f"heldout-sweep: {len(names) - failures}/{len(names)} ok (-O{args.opt_level}"
           + "".join(f" --disable-pass {p}" for p in args.disable_pass)

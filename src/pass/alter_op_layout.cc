@@ -5,13 +5,23 @@
 //     data with OIHW{ib}i{ob}o weights (a layout_transform of the weights, which the following
 //     FoldConstant evaluates at compile time when they are constants). Blocks, from the channel
 //     count n: channel_block(n) = 2b (two vectors: the conv's register tile gets two vector
-//     accumulators per output column) when 2b divides n, else the largest divisor of n <= b.
-//     ob = channel_block(M); xb = the block the input already has, else channel_block(C);
-//     ib = xb (depthwise: ib = 1, ob = xb). Every value has one block, fixed by its producer, so
-//     consecutive convs agree without transforms. Other grouped convs (ResNeXt, RegNet) take their
-//     blocks from the per-group channel counts: ob = channel_block(M/g), xb = the input's block when
-//     it divides C/g, else channel_block(C/g) (the input is re-blocked), so that no block straddles
-//     two groups.
+//     accumulators per output column) when 2b divides n, else the largest divisor of n <= b;
+//     padded_block(n) may instead pad n to a multiple of 2b or b (at most 1/16 more for two
+//     vectors, else at most 1/4 when n would get a block below one vector: 58 -> 64, 116 -> 128,
+//     1000 -> 1008). ob = padded_block(M); xb = the block the input already has, else
+//     padded_block(C); ib = xb (depthwise: ib = 1, ob = xb). Every value has one block, fixed by
+//     its producer, so consecutive convs agree without transforms. Other grouped convs (ResNeXt,
+//     RegNet) take their blocks from the per-group channel counts: ob = channel_block(M/g), xb =
+//     the input's block when it divides C/g, else channel_block(C/g) (the input is re-blocked), so
+//     that no block straddles two groups; the values that meet a grouped conv's input or result
+//     through elementwise ops are never padded and take the group width's block when it is at
+//     least b.
+//   - padding: a padded value is [N, ceil(C/B), H, W, B] with C logical channels; the weights get
+//     zero rows/columns and the bias zeros (a `pad` folded at compile time), a plain input is
+//     padded with zeros, and its NCHW view crops (strided_slice). Padding lanes hold zeros after
+//     a conv or pool, anything after an elementwise op (0 / 0 is NaN): a conv reading such a value
+//     first zeroes them with where(lane mask, x, 0), which FuseOps puts in the producer's epilogue.
+//     A concat never joins padded blocks (it goes through NCHW).
 //   - elemwise/broadcast ops (bias/residual add, activations, clip, ...) whose output has the
 //     4-D shape of a blocked activation among their arguments follow the blocked layout; their
 //     other operands are converted: activations of the same shape by layout_transform (or a
@@ -32,13 +42,15 @@
 //     such transform (and each plain value at most one transform per block).
 //   - values are exactly those of the original graph (conv2d_nchwc's reference is conv2d's; the
 //     transforms move elements).
-// Stats: "convs_converted", "pools_blocked", "concats_blocked", "layout_transforms" (transforms of activations in the result: the
+// Stats: "convs_converted", "convs_padded", "pools_blocked", "concats_blocked", "layout_transforms" (transforms of activations in the result: the
 // runtime cost), "constant_transforms" (on constants, folded by FoldConstant), "block" (b).
 #include <algorithm>
 #include <map>
 #include <optional>
 #include <tuple>
 #include <unordered_map>
+#include <numeric>
+#include <unordered_set>
 
 #include "kiln/ir/graph_visitor.h"
 #include "kiln/pass/pass.h"
@@ -62,7 +74,10 @@ int64_t largest_divisor_at_most(int64_t n, int64_t limit) {
 
 class LayoutAlterer : public ir::GraphMutator {
  public:
-  LayoutAlterer(PassContext& ctx) : GraphMutator("AlterOpLayout"), ctx_(ctx), block_(ctx.options().layout_block) {}
+  LayoutAlterer(PassContext& ctx, const ir::Graph& graph)
+      : GraphMutator("AlterOpLayout"), ctx_(ctx), block_(ctx.options().layout_block) {
+    find_grouped_conv_inputs(graph);
+  }
 
  protected:
   std::vector<Value> rewrite_call(const ir::CallNode& node, const std::vector<Value>& args) override {
@@ -83,16 +98,82 @@ class LayoutAlterer : public ir::GraphMutator {
 
  private:
   struct Blocked {
-    Value value;  // the NCHW{block}c tensor
+    Value value;  // the NCHW{block}c tensor: [N, ceil(C / block), H, W, block]
     int64_t block;
+    // Its lanes past the C logical channels (padding) hold zeros: true for what a conv, or a pool
+    // or depthwise conv of such a value, computes (zero weights and bias there); false after an
+    // elementwise op (sigmoid(0) = 0.5, and 0 / 0 is NaN), so a conv reading it masks them first.
+    bool clean = true;
   };
 
-  // The block of a conv result with `channels` channels: two vectors (2 * block_) when they
-  // divide it, so the conv's register tile has two vector accumulators per output column (twice
-  // the FMAs per broadcast input value of a one-vector block), else the largest divisor <= block_.
+  // The block of a conv result with `channels` channels when no padding is allowed (grouped
+  // convs): two vectors (2 * block_) when they divide it, so the conv's register tile has two
+  // vector accumulators per output column (twice the FMAs per broadcast input value of a
+  // one-vector block), else the largest divisor <= block_.
   int64_t channel_block(int64_t channels) const {
     if (channels % (2 * block_) == 0) return 2 * block_;
     return largest_divisor_at_most(channels, block_);
+  }
+
+  // The block of a conv's output or input (groups 1, or depthwise), which may pad the channels
+  // to a multiple of it (the padded weights and bias are zeros): two vectors when they divide
+  // the channels or padding to them adds at most 1/16 (1000 -> 1008); one vector when it divides;
+  // else two vectors, then one, when padding adds at most 1/4 (ShuffleNet's 58 -> 64 and 116 ->
+  // 128, which would otherwise get blocks of 2 and 4 lanes); else channel_block (e.g. 3 for RGB).
+  // The padded channel count is always round_up(channels, block).
+  int64_t padded_block(int64_t channels) const {
+    const int64_t two = 2 * block_;
+    const int64_t pad_two = round_up(channels, two) - channels, pad_one = round_up(channels, block_) - channels;
+    if (pad_two * 16 <= channels) return two;
+    if (pad_one == 0) return block_;
+    if (pad_two * 4 <= channels) return two;
+    if (pad_one * 4 <= channels) return block_;
+    return channel_block(channels);
+  }
+
+  static int64_t round_up(int64_t n, int64_t b) { return (n + b - 1) / b * b; }
+
+  // Grouped convs (not depthwise) take blocks inside their groups, which padded channels or a
+  // block that does not divide the group width would not match (the input would be re-blocked).
+  // So the calls whose results meet such a conv's data or result through elementwise ops (classes of values
+  // joined by elementwise ops, e.g. a squeeze-excite scale and the activation it multiplies) get
+  // no padding and, when it is at least one vector, the block of the group width (the gcd over
+  // all such convs), all alike.
+  void find_grouped_conv_inputs(const ir::Graph& graph) {
+    std::unordered_map<const ir::Node*, const ir::Node*> parent;
+    auto find = [&](const ir::Node* n) {
+      while (parent.count(n) && parent[n] != n) n = parent[n];
+      return n;
+    };
+    std::vector<std::pair<const ir::Node*, int64_t>> grouped_inputs;  // (data or result, group width)
+    for (const NodePtr& node : graph.topo_order()) {
+      if (node->kind() != ir::NodeKind::kCall) continue;
+      const ir::CallNode& call = node->as_call();
+      const std::vector<Value>& args = call.args();
+      if (&call.op() == conv2d_ && !args.empty() && args[0].type().rank() == 4) {
+        const int64_t g = call.attrs().get_int("groups"), c = args[0].type().shape[1];
+        const int64_t m = call.output_types()[0].shape[1];
+        if (g > 1 && c % g == 0 && m % g == 0 && !(g == c && g == m)) {
+          grouped_inputs.emplace_back(args[0].node.get(), c / g);
+          grouped_inputs.emplace_back(node.get(), m / g);  // its result has blocks of its groups too
+        }
+      } else if (call.op().pattern <= ir::OpPattern::kBroadcast && node->num_outputs() == 1) {
+        const ir::Shape& out = call.output_types()[0].shape;
+        for (const Value& a : args) {
+          const ir::Shape& as = a.type().shape;
+          if (out.size() == 4 && as.size() == 4 && as[1] == out[1]) parent[find(a.node.get())] = find(node.get());
+        }
+      }
+    }
+    std::unordered_map<const ir::Node*, int64_t> width;  // class root -> gcd of the group widths
+    for (const auto& [n, cg] : grouped_inputs) {
+      int64_t& w = width[find(n)];
+      w = std::gcd(w, cg);
+    }
+    for (const NodePtr& node : graph.topo_order()) {
+      auto it = width.find(find(node.get()));
+      if (it != width.end()) group_width_[node.get()] = it->second;
+    }
   }
 
   // The blocked source of a to-NCHW transform this pass made.
@@ -105,13 +186,47 @@ class LayoutAlterer : public ir::GraphMutator {
     return ir::make_call(*layout_transform_, {v}, Attrs().set("src_layout", src).set("dst_layout", dst))->output();
   }
 
-  // `v` (a plain NCHW value, or one of our to-NCHW views) as NCHW{block}c.
+  // `v` (a plain NCHW value, or one of our to-NCHW views) as NCHW{block}c, its channels padded
+  // with zeros to round_up(C, block) when the block does not divide them. A blocked value with
+  // the same padded size is re-blocked directly; otherwise the plain view is cropped and padded.
   Value as_blocked(const Value& v, int64_t block) {
+    const int64_t c = v.type().shape[1], padded = round_up(c, block);
     if (const Blocked* b = blocked_source(v)) {
       if (b->block == block) return b->value;
-      return memo(b->value, block, [&] { return transform(b->value, nchwc(b->block), nchwc(block)); });
+      if (b->value.type().shape[1] * b->block == padded) {
+        return memo(b->value, block, [&] { return transform(b->value, nchwc(b->block), nchwc(block)); });
+      }
     }
-    return memo(v, block, [&] { return transform(v, "NCHW", nchwc(block)); });
+    return memo(v, block, [&] {
+      Value x = v;
+      if (padded != c) {
+        std::vector<int64_t> pads(8, 0);
+        pads[5] = padded - c;  // the end of axis 1
+        x = ir::make_call(*pad_, {x}, Attrs().set("pads", pads))->output();
+      }
+      return transform(x, "NCHW", nchwc(block));
+    });
+  }
+
+  // True when `v` (plain or one of our views) is a blocked value whose padding lanes may hold
+  // anything but zeros.
+  bool unclean(const Value& v, int64_t block) const {
+    const Blocked* b = blocked_source(v);
+    return b && b->block == block && !b->clean && v.type().shape[1] % block != 0;
+  }
+
+  // `data` (blocked, with padding lanes past `channels`) with those lanes set to zero: a
+  // where() with a constant lane mask, which FuseOps makes part of the producer's epilogue.
+  Value zero_padding(const Value& data, int64_t channels) {
+    return memo(data, -1, [&] {
+      const ir::Shape& s = data.type().shape;
+      ir::NDArray mask = ir::NDArray::empty(ir::DType::kBool, {1, s[1], 1, 1, s[4]});
+      auto* m = static_cast<uint8_t*>(mask.mutable_raw_data());
+      for (int64_t i = 0; i < s[1] * s[4]; ++i) m[i] = i < channels ? 1 : 0;
+      ir::NodePtr mask_node = ir::make_constant("padding_mask", std::move(mask));
+      ir::NodePtr zero = ir::make_constant("zero", ir::NDArray::scalar(data.type().dtype, 0.0));
+      return ir::make_call(*where_, {mask_node->output(), data, zero->output()}, Attrs())->output();
+    });
   }
 
   template <typename Make>
@@ -127,9 +242,18 @@ class LayoutAlterer : public ir::GraphMutator {
 
   // A to-NCHW view of a blocked result; unreachable (and so absent) when every user follows the
   // blocked layout.
-  Value plain_view(const Value& blocked, int64_t block) {
+  // With `channels` below the padded count, the view crops the padding (a strided_slice).
+  Value plain_view(const Value& blocked, int64_t block, bool clean = true, int64_t channels = -1) {
     Value v = transform(blocked, nchwc(block), "NCHW");
-    to_plain_[v.node.get()] = {blocked, block};
+    if (channels >= 0 && channels != v.type().shape[1]) {
+      v = ir::make_call(*strided_slice_, {v},
+                        Attrs()
+                            .set("begins", std::vector<int64_t>{0})
+                            .set("ends", std::vector<int64_t>{channels})
+                            .set("axes", std::vector<int64_t>{1}))
+              ->output();
+    }
+    to_plain_[v.node.get()] = {blocked, block, clean};
     keep_.push_back(v.node);
     return v;
   }
@@ -141,25 +265,50 @@ class LayoutAlterer : public ir::GraphMutator {
     const int64_t c = x.shape[1], m = w.shape[0], groups = node.attrs().get_int("groups");
     const bool depthwise = groups > 1 && groups == c && groups == m;
     const Blocked* in = blocked_source(args[0]);
-    int64_t xb = in ? in->block : channel_block(c);
-    int64_t ob = depthwise ? xb : channel_block(m);
+    int64_t xb = in ? in->block : padded_block(c);
+    // Feeding a grouped conv: the group width's block when it is a whole vector or more, else
+    // (a block of a few lanes would slow this conv down more than re-blocking costs) the
+    // unpadded block of the channels.
+    auto width = group_width_.find(&node);
+    int64_t ob = depthwise ? xb : padded_block(m);
+    if (!depthwise && width != group_width_.end()) {
+      const int64_t group_block = channel_block(std::gcd(m, width->second));
+      ob = group_block >= block_ ? group_block : channel_block(m);
+    }
     if (groups > 1 && !depthwise) {
       // Grouped: every channel block lies inside one group (blocks divide C/g and M/g), the input
-      // block is the weights' ib; an input blocked otherwise is re-blocked.
+      // block is the weights' ib; an input blocked otherwise (or padded) is re-blocked.
       const int64_t cg = c / groups, mg = m / groups;
       if (cg * groups != c || mg * groups != m) return std::nullopt;
       if (cg % xb != 0) xb = channel_block(cg);
       ob = channel_block(mg);
     }
     const int64_t ib = depthwise ? 1 : xb;
-    const Value data = as_blocked(args[0], xb);
-    const Value weights =
-        transform(args[1], "OIHW", "OIHW" + std::to_string(ib) + "i" + std::to_string(ob) + "o");
-    std::vector<Value> conv_args = {data, weights};
-    if (args.size() > 2) conv_args.push_back(args[2]);
-    NodePtr conv = ir::make_call(*conv2d_nchwc_, conv_args, node.attrs(), node.name());
+    const bool masked = !depthwise && unclean(args[0], xb);
+    Value data = as_blocked(args[0], xb);
+    if (masked) data = zero_padding(data, c);
+    // Padded channels: zero weights (rows of padded outputs, columns of padded inputs) and bias.
+    const int64_t cp = data.type().shape[1] * xb, mp = depthwise ? cp : round_up(m, ob);
+    Value wv = args[1];
+    if (mp != m || (!depthwise && cp != c)) {
+      std::vector<int64_t> pads(8, 0);
+      pads[4] = mp - m;                  // the end of O
+      pads[5] = depthwise ? 0 : cp - c;  // the end of I
+      wv = ir::make_call(*pad_, {wv}, Attrs().set("pads", pads))->output();
+    }
+    std::vector<Value> conv_args = {data, transform(wv, "OIHW", "OIHW" + std::to_string(ib) + "i" + std::to_string(ob) + "o")};
+    if (args.size() > 2) {
+      conv_args.push_back(mp == m ? args[2]
+                                  : ir::make_call(*pad_, {args[2]}, Attrs().set("pads", std::vector<int64_t>{0, mp - m}))
+                                        ->output());
+    }
+    Attrs attrs = node.attrs();
+    if (depthwise) attrs.set("groups", cp);  // one group per (padded) channel
+    NodePtr conv = ir::make_call(*conv2d_nchwc_, conv_args, attrs, node.name());
     ++ctx_.stat("convs_converted");
-    return plain_view(conv->output(), ob);
+    if (mp != m) ++ctx_.stat("convs_padded");
+    const bool clean = !depthwise || !unclean(args[0], xb);
+    return plain_view(conv->output(), ob, clean, m);
   }
 
   // The blocked form of a window pooling op (max_pool2d -> max_pool2d_nchwc), or null.
@@ -176,7 +325,7 @@ class LayoutAlterer : public ir::GraphMutator {
     if (!in || node.num_outputs() != 1) return std::nullopt;
     NodePtr pool = ir::make_call(blocked, {in->value}, node.attrs(), node.name());
     ++ctx_.stat("pools_blocked");
-    return plain_view(pool->output(), in->block);
+    return plain_view(pool->output(), in->block, in->clean, args[0].type().shape[1]);
   }
 
   // Global pooling of a blocked [N, C, H, W] value is the window pool of the whole H x W on the
@@ -196,7 +345,7 @@ class LayoutAlterer : public ir::GraphMutator {
     if (average) attrs.set("count_include_pad", int64_t{0});
     NodePtr pool = ir::make_call(average ? *avg_pool2d_nchwc_ : *max_pool2d_nchwc_, {in->value}, attrs, node.name());
     ++ctx_.stat("pools_blocked");
-    return plain_view(pool->output(), in->block);
+    return plain_view(pool->output(), in->block, in->clean, s[1]);
   }
 
   // Concatenation on the channels of a blocked value concatenates the blocks ([N, C_i/b, H, W, b]
@@ -257,7 +406,7 @@ class LayoutAlterer : public ir::GraphMutator {
       ir::Shape s4(4 - s.size(), 1);
       s4.insert(s4.end(), s.begin(), s.end());
       Value v = s4 == s ? a : ir::make_call(*reshape_, {a}, Attrs().set("shape", s4))->output();
-      if (s4[1] == c && c % block == 0) {
+      if (s4[1] == c) {
         blocked_args.push_back(as_blocked(v, block));
       } else if (s4[1] == 1) {
         ir::Shape s5 = {s4[0], 1, s4[2], s4[3], 1};
@@ -267,7 +416,7 @@ class LayoutAlterer : public ir::GraphMutator {
       }
     }
     NodePtr call = ir::make_call(node.op(), blocked_args, node.attrs(), node.name());
-    return plain_view(call->output(), block);
+    return plain_view(call->output(), block, c % block == 0, c);
   }
 
   PassContext& ctx_;
@@ -277,6 +426,9 @@ class LayoutAlterer : public ir::GraphMutator {
   const ir::OpDef* layout_transform_ = op_ptr("layout_transform");
   const ir::OpDef* reshape_ = op_ptr("reshape");
   const ir::OpDef* concat_ = op_ptr("concat");
+  const ir::OpDef* pad_ = op_ptr("pad");
+  const ir::OpDef* strided_slice_ = op_ptr("strided_slice");
+  const ir::OpDef* where_ = op_ptr("where");
   const ir::OpDef* max_pool2d_ = op_ptr("max_pool2d");
   const ir::OpDef* avg_pool2d_ = op_ptr("avg_pool2d");
   const ir::OpDef* max_pool2d_nchwc_ = op_ptr("max_pool2d_nchwc");
@@ -284,6 +436,7 @@ class LayoutAlterer : public ir::GraphMutator {
   const ir::OpDef* global_avg_pool_ = op_ptr("global_avg_pool");
   const ir::OpDef* global_max_pool_ = op_ptr("global_max_pool");
   const ir::OpDef* batch_norm_ = op_ptr("batch_norm");
+  std::unordered_map<const ir::Node*, int64_t> group_width_;  // find_grouped_conv_inputs
   std::unordered_map<const ir::Node*, Blocked> to_plain_;
   std::map<std::tuple<const ir::Node*, int, int64_t>, Value> memo_;
   std::vector<NodePtr> keep_;
@@ -310,7 +463,7 @@ class AlterOpLayout final : public Pass {
       }
       return n;
     };
-    ir::Graph out = LayoutAlterer(ctx).mutate(graph);
+    ir::Graph out = LayoutAlterer(ctx, graph).mutate(graph);
     if (ctx.stats().count("convs_converted") == 0) return graph;
     ctx.stat("layout_transforms") = count(out, false) - count(graph, false);
     ctx.stat("constant_transforms") = count(out, true) - count(graph, true);

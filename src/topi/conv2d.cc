@@ -188,10 +188,13 @@ ComputeResult conv2d_nchwc_impl(const Tensor& x, bool blocked, const Tensor& w_p
   // The input in NCHW[icb]c, zero-padded: one stage, so the reduction reads contiguous channel
   // blocks and never tests bounds. A 1x1 kernel without padding reads only every stride-th pixel:
   // the packed input keeps just those (a quarter of the input at stride 2). An input that is
-  // already blocked, without padding or subsampling, is read as it is (no copy).
+  // already blocked, without padding or subsampling, is read as it is (no copy), unless it is
+  // computed in the kernel (fused producers such as a channel shuffle, a slice or a layout
+  // transform): the convolution reads each input element once per output block, so the producers'
+  // index arithmetic runs once, in the packing stage, rather than on every read.
   const bool subsample = kh == 1 && kw == 1 && !has_padding(p) && (p.stride_h > 1 || p.stride_w > 1);
   const int64_t sh = subsample ? p.stride_h : 1, sw = subsample ? p.stride_w : 1;
-  const bool copy_free = blocked && !subsample && !has_padding(p);
+  const bool copy_free = blocked && !subsample && !has_padding(p) && x.get()->kind == tir::OpKind::kPlaceholder;
   const Tensor xp =
       copy_free ? x
                 : tir::compute(

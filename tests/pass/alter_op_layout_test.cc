@@ -170,6 +170,56 @@ TEST(AlterOpLayout, ChannelConcatOfBlockedValuesStaysBlocked) {
   EXPECT_TRUE(same_results(plain, p.graph, 0.0));
 }
 
+TEST(AlterOpLayout, OddChannelCountsArePaddedToWholeBlocks) {
+  // 58 channels would get blocks of 2 lanes; padded to 64 they get two vectors (block 16). The
+  // chain conv(58) -> x / d (per-channel d, zero-padded: 0 / 0 = NaN in the padding lanes) ->
+  // conv(58) -> max_pool -> depthwise conv must still equal the original: the second conv reads
+  // its input through a lane mask (where), and the output view crops the padding.
+  using Ints = std::vector<int64_t>;
+  NodePtr x = make_input("x", {DType::kF32, {1, 8, 9, 9}});
+  Value c1 = conv(x->output(), 58, 1, 1, true);
+  Value d = make_call("div", {c1, random_constant("d", {58, 1, 1}, 7)->output()}, {})->output();
+  Value c2 = conv(d, 58, 2);
+  Value p = make_call("max_pool2d", {c2}, Attrs().set("kernel", Ints{2, 2}).set("strides", Ints{2, 2}))->output();
+  Value y = conv(p, 58, 3, 58, true);  // depthwise
+  Graph before({x}, {y}, {"y"});
+  PipelineResult r = run_passes(before, {"AlterOpLayout", "FoldConstant"}, block(8));
+  EXPECT_EQ(r.stat("AlterOpLayout", "convs_padded"), 3) << graph_to_text(r.graph);
+  EXPECT_EQ(r.stat("AlterOpLayout", "layout_transforms"), 2) << graph_to_text(r.graph);
+  EXPECT_EQ(count_op(r.graph, "where"), 1);  // before the second conv only
+  EXPECT_EQ(count_op(r.graph, "strided_slice"), 1);  // the output view
+  for (const auto& node : r.graph.topo_order()) {
+    if (node->kind() == NodeKind::kCall && node->as_call().op().name == "conv2d_nchwc") {
+      EXPECT_EQ(node->output_types()[0].shape[4], 16);
+      EXPECT_EQ(node->output_types()[0].shape[1], 4);  // 64 channels
+    }
+  }
+  EXPECT_TRUE(same_results(before, r.graph, 1e-6));
+  EXPECT_TRUE(round_trips(r.graph));
+}
+
+TEST(AlterOpLayout, ValuesMeetingGroupedConvsAreNotPadded) {
+  // conv(200) -> relu -> grouped conv (25 groups of 8) and a squeeze-excite scale of the same
+  // channels. Alone, 200 channels would be padded to 208 (block 16); here that would re-block the
+  // grouped conv's input, so the whole class (the scale too) gets block 8 and no padding. The
+  // same graph without the grouped conv pads.
+  NodePtr x = make_input("x", {DType::kF32, {1, 8, 6, 6}});
+  Value c1 = make_call("relu", {conv(x->output(), 200, 1)}, {})->output();
+  Value g = conv(c1, 200, 2, 25);
+  Value pooled = make_call("global_avg_pool", {g}, {})->output();
+  Value scale = make_call("sigmoid",
+                          {make_call("conv2d", {pooled, random_constant("e", {200, 200, 1, 1}, 3)->output()}, {})->output()},
+                          {})->output();
+  Value y = conv(make_call("mul", {g, scale}, {})->output(), 16, 4);
+  Graph before({x}, {y}, {"y"});
+  PipelineResult r = run_passes(before, {"AlterOpLayout", "FoldConstant"}, block(8));
+  EXPECT_EQ(r.stat("AlterOpLayout", "convs_padded"), 0);
+  EXPECT_EQ(r.stat("AlterOpLayout", "layout_transforms"), 2) << graph_to_text(r.graph);
+  EXPECT_TRUE(same_results(before, r.graph, 1e-6));
+  Graph ungrouped({x}, {conv(c1, 16, 5)}, {"y"});
+  EXPECT_EQ(run_passes(ungrouped, {"AlterOpLayout"}, block(8)).stat("AlterOpLayout", "convs_padded"), 1);
+}
+
 TEST(AlterOpLayout, PoolKeepsItsInputBlockAndPlainPoolsStayPlain) {
   using Ints = std::vector<int64_t>;
   const Attrs window = Attrs().set("kernel", Ints{2, 2}).set("strides", Ints{2, 2});

@@ -135,6 +135,20 @@ TEST(TopiFused, ConvNchwcUnpaddedReadsBlockedInputInPlace) {
   EXPECT_EQ(ir.find("allocate conv2d_nchwc["), std::string::npos) << ir;
 }
 
+TEST(TopiFused, ConvNchwcPacksAnInputComputedByFusedProducers) {
+  // The same 1x1 conv reading a channel slice of a wider NCHW value, re-blocked (strided_slice +
+  // layout_transform fused before it, as a ShuffleNet branch has them): the producers run once
+  // per element in the packing stage, not on every read of the reduction.
+  const std::string ir = check_group(
+      {{"strided_slice", {ValueRef::input(0)},
+        Attrs().set("begins", Ints{40}).set("ends", Ints{80}).set("axes", Ints{1})},
+       {"layout_transform", {ValueRef::member(0)}, Attrs().set("src_layout", "NCHW").set("dst_layout", "NCHW8c")},
+       {"conv2d_nchwc", {ValueRef::member(1), ValueRef::input(1), ValueRef::input(2)}, conv_attrs(1, 0)},
+       {"relu", {ValueRef::member(2)}, {}}},
+      {tt({1, 80, 7, 13}), tt({4, 5, 1, 1, 8, 8}), tt({32})}, {ValueRef::member(3)}, {1e-4, 1e-4});
+  EXPECT_NE(ir.find("allocate pack_x["), std::string::npos) << ir;
+}
+
 TEST(TopiFused, ConvNchwcStridedAndStem) {
   // Strided 1x1 (subsampled input copy), 9 x 9 input -> 5 x 5.
   check_group({{"conv2d_nchwc", {ValueRef::input(0), ValueRef::input(1), ValueRef::input(2)}, conv_attrs(2, 0)},

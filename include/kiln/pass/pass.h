@@ -38,8 +38,10 @@ struct PassOptions {
   // (8 for AVX2, 16 for AVX-512). Must be >= 1.
   int layout_block = 8;
   // FoldConstant does not fold a call whose result has more elements than
-  // max(fold_growth_limit * (elements of its constant inputs), fold_small_limit).
-  double fold_growth_limit = 1.0;
+  // max(fold_growth_limit * (elements of its constant inputs), fold_small_limit). 1.6 lets the
+  // zero padding of weights to whole channel blocks fold (AlterOpLayout pads each of O and I by
+  // at most 1/4: 1.5625x) while broadcasts (expand of a scalar) stay unfolded.
+  double fold_growth_limit = 1.6;
   int64_t fold_small_limit = 1024;
   // ConvertConvToWinograd: -1 = the tile from the shape rule (winograd_tile_for); 0 = convert
   // nothing; 2 or 4 = that tile for every candidate conv (tests, measurements).
