@@ -68,8 +68,8 @@ llvm::Value* CodeGenLLVM::emit_exp_f32(llvm::Value* x) {
   auto pow2 = [&](llvm::Value* e) {
     return builder_.CreateBitCast(builder_.CreateShl(builder_.CreateAdd(e, ci(127)), ci(23)), ft);
   };
-  llvm::Value* result = builder_.CreateFMul(builder_.CreateFMul(y, pow2(n1)), pow2(n2));
-  return builder_.CreateSelect(builder_.CreateFCmpUNO(x, x), x, result);
+  // NaN needs no select: n, r and y are NaN, and so is the product.
+  return builder_.CreateFMul(builder_.CreateFMul(y, pow2(n1)), pow2(n2));
 }
 
 // log for f32 in vector code (Cephes' logf): x = m * 2^e with m in [sqrt(1/2), sqrt(2)) read
@@ -164,6 +164,7 @@ llvm::Value* CodeGenLLVM::emit_math(CallOp op, const std::vector<llvm::Value*>& 
     case CallOp::kTanh: return f32 ? emit_tanh_f32(a[0]) : libm_per_lane("tanhf", "tanh", a);
     case CallOp::kErf: return f32 ? emit_erf_f32(a[0]) : libm_per_lane("erff", "erf", a);
     case CallOp::kSigmoid: {
+      // (A reciprocal estimate instead of the division measured no faster on Zen 3.)
       llvm::Value* neg = builder_.CreateFNeg(a[0]);
       llvm::Value* e = f32 ? emit_exp_f32(neg) : intrinsic(llvm::Intrinsic::exp, {neg});
       return builder_.CreateFDiv(one(), builder_.CreateFAdd(one(), e));
