@@ -133,8 +133,9 @@ std::vector<Expr> without_axis(const std::vector<Var>& i, size_t axis) {
 }
 
 // A reduction along the last axis of rows in two stages so that the long loop runs on vectors:
-// partial[o.., l] = R_{ko} f(o.., ko * lanes + l) (the identity past n), then
-// total[o..] = R_l partial[o.., l]. Both are registered as per-row parts "row.<name>_lanes" and
+// partial[o.., l] = R_{ko} f(o.., ko * lanes + l) over the whole vectors (plus, in a stage
+// "row.<name>_full" -> "_lanes", the n % lanes tail columns folded into lanes l < n % lanes),
+// then total[o..] = R_l partial[o.., l]. Both are registered as per-row parts "row.<name>_lanes" and
 // "row.<name>": the row schedule (schedule_rows.cc) computes them inside the loop over rows, `l`
 // innermost and vectorized, so each row is one pass of vector adds/maxes into `lanes` partial
 // results. `f` gets the row index and a column < n.
@@ -143,16 +144,37 @@ Tensor lane_reduce(ComputeResult& r, const ir::Shape& outer, int64_t n, int64_t 
   const double identity = kind == Kind::kMax ? -std::numeric_limits<double>::infinity() : 0.0;
   ir::Shape pshape = outer;
   pshape.push_back(lanes);
-  tir::IterVar ko = tir::reduce_axis((n + lanes - 1) / lanes, "ko");
-  Tensor partial = tir::compute(
-      pshape,
-      [&](const std::vector<Var>& i) {
-        const std::vector<Expr> o(i.begin(), i.end() - 1);
-        const Expr j = Expr(ko.var()) * lanes + i.back();
-        Expr v = n % lanes == 0 ? f(o, j) : tir::select(j < Expr(n), f(o, tir::min(j, Expr(n - 1))), constant(ct, identity));
-        return kind == Kind::kMax ? tir::max_reduce(v, {ko}) : tir::sum(v, {ko});
-      },
-      name + "_lanes");
+  // The whole vectors of the row (no bounds test in the loop), then, when lanes does not divide
+  // n, the last n % lanes columns folded into the first lanes by a separate per-row stage: a
+  // select on a clamped column in every iteration made 197-wide rows 2.7x slower than 192-wide.
+  const int64_t full = n / lanes, rem = n % lanes;
+  auto combine = [&](const Expr& a, const Expr& b) { return kind == Kind::kMax ? tir::max(a, b) : a + b; };
+  Tensor partial;
+  if (full > 0) {
+    tir::IterVar ko = tir::reduce_axis(full, "ko");
+    partial = tir::compute(
+        pshape,
+        [&](const std::vector<Var>& i) {
+          const std::vector<Expr> o(i.begin(), i.end() - 1);
+          const Expr v = f(o, Expr(ko.var()) * lanes + i.back());
+          return kind == Kind::kMax ? tir::max_reduce(v, {ko}) : tir::sum(v, {ko});
+        },
+        name + (rem == 0 ? "_lanes" : "_full"));
+  }
+  if (rem != 0) {
+    const Tensor whole = partial;
+    partial = tir::compute(
+        pshape,
+        [&](const std::vector<Var>& i) {
+          const std::vector<Expr> o(i.begin(), i.end() - 1);
+          const Expr l = i.back();
+          const Expr tail = tir::select(l < Expr(rem), f(o, Expr(full * lanes) + tir::min(l, Expr(rem - 1))),
+                                        constant(ct, identity));
+          return whole.defined() ? combine(whole(as_exprs(i)), tail) : tail;
+        },
+        name + "_lanes");
+    if (whole.defined()) r.parts["row." + name + "_full"] = whole;
+  }
   tir::IterVar l = tir::reduce_axis(lanes, "l");
   Tensor total = tir::compute(
       outer,
