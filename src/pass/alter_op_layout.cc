@@ -22,6 +22,8 @@
 //     a conv or pool, anything after an elementwise op (0 / 0 is NaN): a conv reading such a value
 //     first zeroes them with where(lane mask, x, 0), which FuseOps puts in the producer's epilogue.
 //     A concat never joins padded blocks (it goes through NCHW).
+//   - pad of a blocked value on H and W only pads the blocks (any mode), so an explicit pad
+//     before a pool or conv is no chain border.
 //   - elemwise/broadcast ops (bias/residual add, activations, clip, ...) whose output has the
 //     4-D shape of a blocked activation among their arguments follow the blocked layout; their
 //     other operands are converted: activations of the same shape by layout_transform (or a
@@ -42,7 +44,7 @@
 //     such transform (and each plain value at most one transform per block).
 //   - values are exactly those of the original graph (conv2d_nchwc's reference is conv2d's; the
 //     transforms move elements).
-// Stats: "convs_converted", "convs_padded", "pools_blocked", "concats_blocked", "layout_transforms" (transforms of activations in the result: the
+// Stats: "convs_converted", "convs_padded", "pools_blocked", "concats_blocked", "pads_blocked", "layout_transforms" (transforms of activations in the result: the
 // runtime cost), "constant_transforms" (on constants, folded by FoldConstant), "block" (b).
 #include <algorithm>
 #include <map>
@@ -89,6 +91,8 @@ class LayoutAlterer : public ir::GraphMutator {
       if (auto v = rewrite_global_pool(node, args)) return {*v};
     } else if (&node.op() == concat_) {
       if (auto v = rewrite_concat(node, args)) return {*v};
+    } else if (&node.op() == pad_) {
+      if (auto v = rewrite_pad(node, args)) return {*v};
     } else if (node.num_outputs() == 1 && &node.op() != batch_norm_ &&
                node.op().pattern <= ir::OpPattern::kBroadcast) {
       if (auto v = rewrite_elementwise(node, args)) return {*v};
@@ -370,6 +374,24 @@ class LayoutAlterer : public ir::GraphMutator {
     NodePtr call = ir::make_call(node.op(), blocked_args, node.attrs(), node.name());
     ++ctx_.stat("concats_blocked");
     return plain_view(call->output(), block);
+  }
+
+  // A pad of a blocked value along H and W only (Inception's explicit pad before a 3x3 average
+  // pool, TF-style "same" padding before a conv) pads the blocks on those axes, in any mode; the
+  // padding lanes of the channels take the fill value, so they stay clean only with 0.
+  std::optional<Value> rewrite_pad(const ir::CallNode& node, const std::vector<Value>& args) {
+    const Blocked* in = blocked_source(args[0]);
+    const std::vector<int64_t>& pads = node.attrs().get_ints("pads");
+    if (!in || args[0].type().rank() != 4 || pads.size() != 8 || pads[0] != 0 || pads[1] != 0 || pads[4] != 0 ||
+        pads[5] != 0) {
+      return std::nullopt;
+    }
+    Attrs attrs = node.attrs();
+    attrs.set("pads", std::vector<int64_t>{0, 0, pads[2], pads[3], 0, 0, 0, pads[6], pads[7], 0});
+    NodePtr call = ir::make_call(node.op(), {in->value}, attrs, node.name());
+    ++ctx_.stat("pads_blocked");
+    const bool clean = in->clean && (attrs.get_string("mode") != "constant" || attrs.get_float("value") == 0.0);
+    return plain_view(call->output(), in->block, clean, args[0].type().shape[1]);
   }
 
   std::optional<Value> rewrite_elementwise(const ir::CallNode& node, const std::vector<Value>& args) {

@@ -220,6 +220,29 @@ TEST(AlterOpLayout, ValuesMeetingGroupedConvsAreNotPadded) {
   EXPECT_EQ(run_passes(ungrouped, {"AlterOpLayout"}, block(8)).stat("AlterOpLayout", "convs_padded"), 1);
 }
 
+TEST(AlterOpLayout, SpatialPadOfABlockedValueStaysBlocked) {
+  // conv -> pad(H, W by 1) -> avg_pool 3x3 (Inception's branch pool) -> conv, and a reflect pad
+  // before a conv: the pads pad the blocks; only the input's and output's transforms remain. A
+  // pad that touches the channels stays plain.
+  using Ints = std::vector<int64_t>;
+  NodePtr x = make_input("x", {DType::kF32, {1, 8, 7, 9}});
+  Value c1 = make_call("relu", {conv(x->output(), 16, 1)}, {})->output();
+  Value padded = make_call("pad", {c1}, Attrs().set("pads", Ints{0, 0, 1, 1, 0, 0, 1, 1}))->output();
+  Value pooled = make_call("avg_pool2d", {padded}, Attrs().set("kernel", Ints{3, 3}))->output();
+  Value reflected =
+      make_call("pad", {pooled}, Attrs().set("pads", Ints{0, 0, 2, 0, 0, 0, 1, 2}).set("mode", std::string("reflect")))
+          ->output();
+  Value y = conv(reflected, 16, 2);
+  Value channels = make_call("pad", {c1}, Attrs().set("pads", Ints{0, 1, 0, 0, 0, 0, 0, 0}))->output();
+  Graph before({x}, {y, channels}, {"y", "c"});
+  PipelineResult r = run_passes(before, {"AlterOpLayout", "FoldConstant"}, block(8));
+  EXPECT_EQ(r.stat("AlterOpLayout", "pads_blocked"), 2);
+  EXPECT_EQ(r.stat("AlterOpLayout", "pools_blocked"), 1);
+  EXPECT_EQ(r.stat("AlterOpLayout", "layout_transforms"), 3) << graph_to_text(r.graph);  // in, y, c1 for "c"
+  EXPECT_TRUE(same_results(before, r.graph, 1e-6));
+  EXPECT_TRUE(round_trips(r.graph));
+}
+
 TEST(AlterOpLayout, PoolKeepsItsInputBlockAndPlainPoolsStayPlain) {
   using Ints = std::vector<int64_t>;
   const Attrs window = Attrs().set("kernel", Ints{2, 2}).set("strides", Ints{2, 2});
