@@ -179,6 +179,27 @@ TEST(SimplifyInference, DropsIdentityLikeOps) {
   EXPECT_TRUE(same_results(before, r.graph, 0.0));
 }
 
+TEST(SimplifyInference, SquaresBecomeProducts) {
+  // pow(x, 2) -> mul(x, x) (bit-identical: one correctly rounded product); other exponents, an
+  // exponent that broadcasts x to a higher rank, and integer bases stay pow.
+  Graph before = parse_graph(R"(graph(%x: f32[2, 3], %i: i32[3]) {
+    %two = constant [2] : f32[]
+    %three = constant [3] : f32[]
+    %two4 = constant [2] : f32[1, 1, 1]
+    %itwo = constant [2] : i32[]
+    %0 = pow(%x, %two) : f32[2, 3]
+    %1 = pow(%x, %three) : f32[2, 3]
+    %2 = pow(%x, %two4) : f32[1, 2, 3]
+    %3 = pow(%i, %itwo) : i32[3]
+    return %0 as "a", %1 as "b", %2 as "c", %3 as "d"
+  })");
+  PipelineResult r = run_passes(before, {"SimplifyInference"}, {});
+  EXPECT_EQ(r.stat("SimplifyInference", "squares_to_mul"), 1);
+  EXPECT_EQ(count_op(r.graph, "pow"), 3);
+  EXPECT_EQ(count_op(r.graph, "mul"), 1);
+  EXPECT_TRUE(same_results(before, r.graph, 0.0));
+}
+
 // ---- EliminateCommonSubexpr ----
 
 TEST(EliminateCommonSubexpr, MergesEqualCallsAndConstants) {
