@@ -10,7 +10,8 @@ Models (--list): torchvision classifiers (ResNet-18/50 (batch 2), ResNeXt-50, Wi
 DenseNet-121, GoogLeNet, Inception-v3, SqueezeNet 1.1, ShuffleNetV2, MNASNet, EfficientNet-B0,
 MobileNetV3 small/large, RegNet X/Y 400MF, ConvNeXt-T, AlexNet, Swin-T, ViT-B/16 (--big) and a
 2-layer 64x64 ViT), segmentation (FCN-ResNet50 (--big), DeepLabV3 and LR-ASPP MobileNetV3),
-several CNNs at the odd size 97x131 (one with batch 3), transformer blocks (nn.TransformerEncoder
+several CNNs at the odd size 97x131 (ResNet-18 with batch 3; ShuffleNetV2 x0.5, RegNetY-400MF and
+SqueezeNet 1.0 with batch 2), transformer blocks (nn.TransformerEncoder
 post-/pre-norm with ReLU/GELU, nn.MultiheadAttention with a key-padding mask, a GPT block with a
 causal mask and tanh-GELU, a LLaMA-style block with RMSNorm/rotary/SiLU, a BERT encoder with a
 run-time attention_mask input) and LayerNorm at opsets 13 and 17.
@@ -324,6 +325,11 @@ MODELS = {
     "densenet121_97x131": (vision(tvm.densenet121, ODD), 13, False),
     "convnext_tiny_97x131": (vision(tvm.convnext_tiny, ODD), 13, False),
     "resnet18_b3_97x131": (vision(tvm.resnet18, (3, 3, 97, 131)), 13, False),
+    # Batch 2 through channel padding (ShuffleNetV2 x0.5: 24/48/96/192 and 58-wide branches;
+    # RegNetY: grouped convs + squeeze-excite), blocked concats (SqueezeNet 1.0) and pads.
+    "shufflenet_v2_x0_5_b2_97x131": (vision(tvm.shufflenet_v2_x0_5, (2, 3, 97, 131)), 13, False),
+    "regnet_y_400mf_b2_97x131": (vision(tvm.regnet_y_400mf, (2, 3, 97, 131)), 13, False),
+    "squeezenet1_0_b2_97x131": (vision(tvm.squeezenet1_0, (2, 3, 97, 131)), 13, False),
     "alexnet": (vision(tvm.alexnet, (1, 3, 224, 224)), 13, False),
     "mobilenet_v3_large": (vision(tvm.mobilenet_v3_large, (1, 3, 224, 224)), 13, False),
     "regnet_x_400mf": (vision(tvm.regnet_x_400mf, (1, 3, 224, 224)), 13, False),
