@@ -212,11 +212,14 @@ class LayoutAlterer : public ir::GraphMutator {
     });
   }
 
-  // True when `v` (plain or one of our views) is a blocked value whose padding lanes may hold
-  // anything but zeros.
+  // True when as_blocked(v, block) carries padding lanes that may hold anything but zeros: `v`
+  // is a view of a blocked value that is not clean and as_blocked takes it as it is or re-blocks
+  // it directly (the way through NCHW pads with zeros).
   bool unclean(const Value& v, int64_t block) const {
     const Blocked* b = blocked_source(v);
-    return b && b->block == block && !b->clean && v.type().shape[1] % block != 0;
+    const int64_t c = v.type().shape[1];
+    if (!b || b->clean || c % block == 0) return false;
+    return b->block == block || b->value.type().shape[1] * b->block == round_up(c, block);
   }
 
   // `data` (blocked, with padding lanes past `channels`) with those lanes set to zero: a
