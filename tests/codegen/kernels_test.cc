@@ -284,5 +284,29 @@ TEST(Kernels, ExpSpecialValues) {
   EXPECT_EQ(y[7], 0.0f);
 }
 
+// sigmoid clamps -x to [-87, 88] before its one-factor exp: saturated ends, NaN kept, and the
+// values around the clamp still within the kernel-test tolerance.
+TEST(Kernels, SigmoidSpecialValues) {
+  const int64_t n = 8;
+  PrimFunc f = testing::elementwise("sigmoid_special", n, host_lanes() > n ? n : host_lanes(), 1,
+                                    [](const std::vector<Expr>& in) { return sigmoid(in[0]); });
+  JitModule jit = jit_one(f);
+  Buffer<float> x({n}, f32_type()), y({n}, f32_type());
+  const float inf = std::numeric_limits<float>::infinity();
+  const float in[n] = {0.0f, inf, -inf, std::numeric_limits<float>::quiet_NaN(), 100.0f, -100.0f, 86.5f, -86.5f};
+  for (int i = 0; i < n; ++i) x[i] = in[i];
+  jit.run("sigmoid_special", {x.tensor(), y.tensor()});
+  EXPECT_EQ(y[0], 0.5f);
+  EXPECT_EQ(y[1], 1.0f);
+  EXPECT_GE(y[2], 0.0f);
+  EXPECT_LT(y[2], 7e-39f);
+  EXPECT_TRUE(std::isnan(y[3]));
+  EXPECT_EQ(y[4], 1.0f);
+  EXPECT_GE(y[5], 0.0f);
+  EXPECT_LT(y[5], 7e-39f);
+  EXPECT_EQ(y[6], 1.0f);
+  EXPECT_NEAR(y[7], std::exp(-86.5), 5e-7 * std::exp(-86.5));
+}
+
 }  // namespace
 }  // namespace kiln::codegen

@@ -43,15 +43,18 @@ llvm::Value* CodeGenLLVM::libm_per_lane(const std::string& f32_name, const std::
 // n = roundeven(x*log2(e)), a degree-6 polynomial for e^r (Cephes' expf coefficients), and the
 // scale 2^n applied as two exact power-of-two factors so that results down to the denormals and
 // up to overflow (inf) come out right. NaN in gives NaN out. About 1 ulp on [-87, 88].
-llvm::Value* CodeGenLLVM::emit_exp_f32(llvm::Value* x) {
+llvm::Value* CodeGenLLVM::emit_exp_f32(llvm::Value* x, bool bounded) {
   llvm::Type* ft = x->getType();
   const int lanes = ft->isVectorTy() ? static_cast<int>(llvm::cast<llvm::FixedVectorType>(ft)->getNumElements()) : 1;
   auto c = [&](double v) { return llvm::ConstantFP::get(ft, v); };
   llvm::Type* it = lanes > 1 ? llvm::FixedVectorType::get(builder_.getInt32Ty(), lanes)
                              : static_cast<llvm::Type*>(builder_.getInt32Ty());
   auto ci = [&](int v) { return llvm::ConstantInt::get(it, v, true); };
-  llvm::Value* xc = builder_.CreateSelect(builder_.CreateFCmpOGT(x, c(89.0)), c(89.0), x);
-  xc = builder_.CreateSelect(builder_.CreateFCmpOLT(xc, c(-104.0)), c(-104.0), xc);
+  llvm::Value* xc = x;
+  if (!bounded) {
+    xc = builder_.CreateSelect(builder_.CreateFCmpOGT(x, c(89.0)), c(89.0), x);
+    xc = builder_.CreateSelect(builder_.CreateFCmpOLT(xc, c(-104.0)), c(-104.0), xc);
+  }
   llvm::Value* n = intrinsic(llvm::Intrinsic::roundeven, {builder_.CreateFMul(xc, c(1.44269504088896341))});
   llvm::Value* r = intrinsic(llvm::Intrinsic::fma, {n, c(-0.693359375), xc});
   r = intrinsic(llvm::Intrinsic::fma, {n, c(2.12194440e-4), r});
@@ -63,6 +66,11 @@ llvm::Value* CodeGenLLVM::emit_exp_f32(llvm::Value* x) {
   llvm::Value* r2 = builder_.CreateFMul(r, r);
   llvm::Value* y = intrinsic(llvm::Intrinsic::fma, {p, r2, builder_.CreateFAdd(r, c(1.0))});
   llvm::Value* ni = builder_.CreateFPToSI(n, it);
+  auto pow2_of = [&](llvm::Value* e) {
+    return builder_.CreateBitCast(builder_.CreateShl(builder_.CreateAdd(e, ci(127)), ci(23)), ft);
+  };
+  // |n| <= 126 on the bounded range: 2^n is one normal float.
+  if (bounded) return builder_.CreateFMul(y, pow2_of(ni));
   llvm::Value* n1 = builder_.CreateAShr(ni, ci(1));
   llvm::Value* n2 = builder_.CreateSub(ni, n1);
   auto pow2 = [&](llvm::Value* e) {
@@ -166,8 +174,14 @@ llvm::Value* CodeGenLLVM::emit_math(CallOp op, const std::vector<llvm::Value*>& 
     case CallOp::kSigmoid: {
       // (A reciprocal estimate instead of the division measured no faster on Zen 3.)
       llvm::Value* neg = builder_.CreateFNeg(a[0]);
-      llvm::Value* e = f32 ? emit_exp_f32(neg) : intrinsic(llvm::Intrinsic::exp, {neg});
-      return builder_.CreateFDiv(one(), builder_.CreateFAdd(one(), e));
+      if (!f32) return builder_.CreateFDiv(one(), builder_.CreateFAdd(one(), intrinsic(llvm::Intrinsic::exp, {neg})));
+      // f32: -x clamped to [-87, 88] lets exp use one power-of-two factor (fewer live values in
+      // a register-tile epilogue). Outside, 1 / (1 + e^-x) is already 1 or below 7e-39.
+      neg = builder_.CreateSelect(builder_.CreateFCmpOGT(neg, llvm::ConstantFP::get(ty, 88.0)),
+                                  llvm::ConstantFP::get(ty, 88.0), neg);
+      neg = builder_.CreateSelect(builder_.CreateFCmpOLT(neg, llvm::ConstantFP::get(ty, -87.0)),
+                                  llvm::ConstantFP::get(ty, -87.0), neg);
+      return builder_.CreateFDiv(one(), builder_.CreateFAdd(one(), emit_exp_f32(neg, true)));
     }
     case CallOp::kPow: return intrinsic(llvm::Intrinsic::pow, a);
     case CallOp::kFabs: return intrinsic(llvm::Intrinsic::fabs, a);
