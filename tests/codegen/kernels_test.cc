@@ -4,6 +4,8 @@
 // and parallel, odd sizes) and every math intrinsic against the C library.
 #include <gtest/gtest.h>
 
+#include <array>
+
 #include <cmath>
 #include <limits>
 #include <random>
@@ -222,16 +224,25 @@ INSTANTIATE_TEST_SUITE_P(
                  [](double x) { return double(std::fma(float(x), float(x), -1.0f)); }, -3, 3, 0, 0}),
     [](const ::testing::TestParamInfo<MathCase>& info) { return std::string(info.param.name); });
 
-TEST(Kernels, TanhSpecialValues) {
+// Runs the f32 math function `fn` on 8 special inputs through a JIT-compiled vector kernel.
+std::vector<float> run_special(const std::string& name, Expr (*fn)(Expr), const std::array<float, 8>& in) {
   const int64_t n = 8;
-  PrimFunc f = testing::elementwise("tanh_special", n, host_lanes() > n ? n : host_lanes(), 1,
-                                    [](const std::vector<Expr>& in) { return tanh(in[0]); });
+  PrimFunc f = testing::elementwise(name, n, host_lanes() > n ? n : host_lanes(), 1,
+                                    [fn](const std::vector<Expr>& v) { return fn(v[0]); });
   JitModule jit = jit_one(f);
   Buffer<float> x({n}, f32_type()), y({n}, f32_type());
-  const float inf = std::numeric_limits<float>::infinity();
-  const float in[n] = {0.0f, -0.0f, inf, -inf, std::numeric_limits<float>::quiet_NaN(), 1e-30f, 0.625f, -0.625f};
-  for (int i = 0; i < n; ++i) x[i] = in[i];
-  jit.run("tanh_special", {x.tensor(), y.tensor()});
+  for (int i = 0; i < n; ++i) x[i] = in[static_cast<size_t>(i)];
+  jit.run(name, {x.tensor(), y.tensor()});
+  std::vector<float> out(n);
+  for (int i = 0; i < n; ++i) out[static_cast<size_t>(i)] = y[i];
+  return out;
+}
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+TEST(Kernels, TanhSpecialValues) {
+  const std::vector<float> y = run_special("tanh_special", tanh, {0.0f, -0.0f, kInf, -kInf, kNaN, 1e-30f, 0.625f, -0.625f});
   EXPECT_EQ(y[0], 0.0f);
   EXPECT_TRUE(std::signbit(y[1]));
   EXPECT_EQ(y[2], 1.0f);
@@ -243,59 +254,33 @@ TEST(Kernels, TanhSpecialValues) {
 }
 
 TEST(Kernels, LogSpecialValues) {
-  const int64_t n = 8;
-  PrimFunc f = testing::elementwise("log_special", n, host_lanes() > n ? n : host_lanes(), 1,
-                                    [](const std::vector<Expr>& in) { return log(in[0]); });
-  JitModule jit = jit_one(f);
-  Buffer<float> x({n}, f32_type()), y({n}, f32_type());
-  const float inf = std::numeric_limits<float>::infinity();
-  const float in[n] = {1.0f, 0.0f, -0.0f, -1.0f, inf, std::numeric_limits<float>::quiet_NaN(),
-                       std::numeric_limits<float>::max(), std::numeric_limits<float>::denorm_min()};
-  for (int i = 0; i < n; ++i) x[i] = in[i];
-  jit.run("log_special", {x.tensor(), y.tensor()});
+  const std::vector<float> y = run_special("log_special", log, {1.0f, 0.0f, -0.0f, -1.0f, kInf, kNaN, std::numeric_limits<float>::max(), std::numeric_limits<float>::denorm_min()});
   EXPECT_EQ(y[0], 0.0f);
-  EXPECT_EQ(y[1], -inf);
-  EXPECT_EQ(y[2], -inf);
+  EXPECT_EQ(y[1], -kInf);
+  EXPECT_EQ(y[2], -kInf);
   EXPECT_TRUE(std::isnan(y[3]));
-  EXPECT_EQ(y[4], inf);
+  EXPECT_EQ(y[4], kInf);
   EXPECT_TRUE(std::isnan(y[5]));
   EXPECT_NEAR(y[6], std::log(std::numeric_limits<float>::max()), 3e-7 * 88.8);
   EXPECT_NEAR(y[7], std::log(std::numeric_limits<float>::denorm_min()), 3e-7 * 103.3);
 }
 
 TEST(Kernels, ExpSpecialValues) {
-  const int64_t n = 8;
-  PrimFunc f = testing::elementwise("exp_special", n, host_lanes() > n ? n : host_lanes(), 1,
-                                    [](const std::vector<Expr>& in) { return exp(in[0]); });
-  JitModule jit = jit_one(f);
-  Buffer<float> x({n}, f32_type()), y({n}, f32_type());
-  const float inf = std::numeric_limits<float>::infinity();
-  const float nan = std::numeric_limits<float>::quiet_NaN();
-  const float in[n] = {0.0f, -0.0f, inf, -inf, nan, 88.72f, 89.0f, -110.0f};
-  for (int i = 0; i < n; ++i) x[i] = in[i];
-  jit.run("exp_special", {x.tensor(), y.tensor()});
+  const std::vector<float> y = run_special("exp_special", exp, {0.0f, -0.0f, kInf, -kInf, kNaN, 88.72f, 89.0f, -110.0f});
   EXPECT_EQ(y[0], 1.0f);
   EXPECT_EQ(y[1], 1.0f);
-  EXPECT_EQ(y[2], inf);
+  EXPECT_EQ(y[2], kInf);
   EXPECT_EQ(y[3], 0.0f);
   EXPECT_TRUE(std::isnan(y[4]));
   EXPECT_NEAR(y[5], std::exp(88.72f), 3e-7 * std::exp(88.72f));
-  EXPECT_EQ(y[6], inf);
+  EXPECT_EQ(y[6], kInf);
   EXPECT_EQ(y[7], 0.0f);
 }
 
 // sigmoid clamps -x to [-87, 88] before its one-factor exp: saturated ends, NaN kept, and the
 // values around the clamp still within the kernel-test tolerance.
 TEST(Kernels, SigmoidSpecialValues) {
-  const int64_t n = 8;
-  PrimFunc f = testing::elementwise("sigmoid_special", n, host_lanes() > n ? n : host_lanes(), 1,
-                                    [](const std::vector<Expr>& in) { return sigmoid(in[0]); });
-  JitModule jit = jit_one(f);
-  Buffer<float> x({n}, f32_type()), y({n}, f32_type());
-  const float inf = std::numeric_limits<float>::infinity();
-  const float in[n] = {0.0f, inf, -inf, std::numeric_limits<float>::quiet_NaN(), 100.0f, -100.0f, 86.5f, -86.5f};
-  for (int i = 0; i < n; ++i) x[i] = in[i];
-  jit.run("sigmoid_special", {x.tensor(), y.tensor()});
+  const std::vector<float> y = run_special("sigmoid_special", sigmoid, {0.0f, kInf, -kInf, kNaN, 100.0f, -100.0f, 86.5f, -86.5f});
   EXPECT_EQ(y[0], 0.5f);
   EXPECT_EQ(y[1], 1.0f);
   EXPECT_GE(y[2], 0.0f);
