@@ -148,6 +148,8 @@ void schedule_conv2d_nchwc(tir::Schedule& s, const ComputeResult& r, const Knobs
   const IterVar oc = so.axis(1), lanes = so.axis(o_flat ? 3 : 4);
   auto [oco, oci] = so.split(oc, oc_tile);
   const bool rows_outer = k.get("rows_outer") != 0;
+  IterVar attach;                   // where the register tile is computed
+  std::vector<IterVar> tile_axes;   // the output loops inside it, unrolled (lanes vectorized)
   if (flat) {
     const IterVar pix = o_flat ? so.axis(2) : so.fuse(so.axis(2), so.axis(3));
     auto [po, pi] = so.split(pix, tile_ow);
@@ -156,41 +158,34 @@ void schedule_conv2d_nchwc(tir::Schedule& s, const ComputeResult& r, const Knobs
     auto [pt, at] = so.split(po, 1);
     so.reorder(rows_outer ? std::vector<IterVar>{so.axis(0), pt, oco, at, oci, pi, lanes}
                           : std::vector<IterVar>{so.axis(0), oco, pt, at, oci, pi, lanes});
-    so.parallel(fuse_leading(so, 3));
-    so.unroll(oci);
-    so.unroll(pi);
-    if (ob > 1) so.vectorize(lanes);
-    Stage sl = s[al];
-    sl.compute_at(so, at);
-    sl.reorder({sl.reduce_axis(0), sl.reduce_axis(1), sl.reduce_axis(2), sl.reduce_axis(3), sl.axis(1), sl.axis(2),
-                sl.axis(3)});
-    sl.unroll(sl.axis(1));
-    sl.unroll(sl.axis(2));
-    if (ob > 1) sl.vectorize(sl.axis(3));
-    schedule_rest(s, r, k, handled);
-    return;
-  }
-  auto [oho, ohi] = so.split(so.axis(2), tile_oh);
-  auto [owo, owi] = so.split(so.axis(3), tile_ow);
-  if (rows_outer) {
-    so.reorder({so.axis(0), oho, oco, owo, oci, ohi, owi, lanes});
+    attach = at;
+    tile_axes = {oci, pi};
   } else {
-    so.reorder({so.axis(0), oco, oho, owo, oci, ohi, owi, lanes});
+    auto [oho, ohi] = so.split(so.axis(2), tile_oh);
+    auto [owo, owi] = so.split(so.axis(3), tile_ow);
+    if (rows_outer) {
+      so.reorder({so.axis(0), oho, oco, owo, oci, ohi, owi, lanes});
+    } else {
+      so.reorder({so.axis(0), oco, oho, owo, oci, ohi, owi, lanes});
+    }
+    attach = owo;
+    tile_axes = {oci, ohi, owi};
   }
   so.parallel(fuse_leading(so, 3));
   // The write-back unrolled too: constant offsets into the accumulator keep it in registers.
-  so.unroll(oci);
-  so.unroll(ohi);
-  so.unroll(owi);
+  for (const IterVar& t : tile_axes) so.unroll(t);
   if (ob > 1) so.vectorize(lanes);
+  // The accumulator ([n, oc, pixels or rows x columns, ob]): the reduction outside its data axes,
+  // which are unrolled but for the lanes (vectorized).
   Stage sl = s[al];
-  sl.compute_at(so, owo);
-  sl.reorder({sl.reduce_axis(0), sl.reduce_axis(1), sl.reduce_axis(2), sl.reduce_axis(3), sl.axis(1), sl.axis(2),
-              sl.axis(3), sl.axis(4)});
-  sl.unroll(sl.axis(1));
-  sl.unroll(sl.axis(2));
-  sl.unroll(sl.axis(3));
-  if (ob > 1) sl.vectorize(sl.axis(4));
+  sl.compute_at(so, attach);
+  const int rank = al.ndim();
+  std::vector<IterVar> order;
+  for (int i = 0; i < 4; ++i) order.push_back(sl.reduce_axis(i));
+  for (int i = 1; i < rank; ++i) order.push_back(sl.axis(i));
+  sl.reorder(order);
+  for (int i = 1; i + 1 < rank; ++i) sl.unroll(sl.axis(i));
+  if (ob > 1) sl.vectorize(sl.axis(rank - 1));
   schedule_rest(s, r, k, handled);
 }
 
