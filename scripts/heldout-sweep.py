@@ -4,6 +4,7 @@
 Usage:
   /usr/bin/python3 scripts/heldout-sweep.py [--out /tmp/heldout] [--kiln build/bin/kiln] [--only NAME ...]
       [-O 3] [--disable-pass PASS ...] [--target 'llvm -vector-width=512'] [--lock /tmp/kiln-bench.lock] [--reexport] [--list] [--big]
+      [--set heldout|wild|all]
       [--time N [--ort [--peers DIR]]] [--threads T] [--export-only]
 
 Models (--list): torchvision classifiers (ResNet-18/50 (batch 2), ResNeXt-50, Wide-ResNet-50 (--big),
@@ -15,6 +16,8 @@ SqueezeNet 1.0 with batch 2), transformer blocks (nn.TransformerEncoder
 post-/pre-norm with ReLU/GELU, nn.MultiheadAttention with a key-padding mask, a GPT block with a
 causal mask and tanh-GELU, a LLaMA-style block with RMSNorm/rotary/SiLU, a BERT encoder with a
 run-time attention_mask input) and LayerNorm at opsets 13 and 17.
+--set wild runs instead the models of scripts/sweep_models/*.py (one file per model class: recurrent
+networks, the conv family in 1-D/3-D and transposed, exports at old opsets, ...); --set all runs both.
 
 For every model (random weights with fixed seeds, `weights=None`, eval mode, fixed shapes) it
   1. exports OUT/NAME.onnx with torch.onnx.export, its inputs OUT/NAME.<input>.npy (names listed in
@@ -39,6 +42,8 @@ import argparse
 import contextlib
 import copy
 import fcntl
+import glob
+import importlib.util
 import math
 import os
 import re
@@ -345,6 +350,33 @@ MODELS = {
 }
 
 
+HELDOUT = list(MODELS)
+
+
+def load_wild_models():
+    """Models of the 'wild' set: every scripts/sweep_models/*.py defines MODELS in the same convention
+    (name -> (factory, opset, big); factory() -> (eval-mode module returning one tensor, input tensor or
+    dict name -> tensor)). One module per model class (recurrent, conv family, old opsets, ...)."""
+    names = []
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sweep_models")
+    for path in sorted(glob.glob(os.path.join(here, "*.py"))):
+        if os.path.basename(path).startswith("_"):
+            continue
+        spec = importlib.util.spec_from_file_location("sweep_models_" + os.path.basename(path)[:-3], path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        for name, entry in mod.MODELS.items():
+            if name in MODELS:
+                raise RuntimeError(f"{path}: model name '{name}' is already defined")
+            MODELS[name] = entry
+            names.append(name)
+    return names
+
+
+WILD = load_wild_models()
+SETS = {"heldout": HELDOUT, "wild": WILD, "all": HELDOUT + WILD}
+
+
 # ----------------------------------------------------------------------------------------------
 # Steps
 
@@ -465,6 +497,9 @@ def main():
     parser.add_argument("--kiln", default=os.path.join(root, "build", "bin", "kiln"))
     parser.add_argument("--only", nargs="*", choices=sorted(MODELS))
     parser.add_argument("--big", action="store_true", help="include the big models (wide_resnet50_2, vit_b_16)")
+    parser.add_argument("--set", choices=sorted(SETS), default="heldout",
+                        help="which models: heldout (default), wild (scripts/sweep_models/*.py: recurrent, conv "
+                             "family, old opsets, ...) or all")
     parser.add_argument("-O", "--opt-level", type=int, default=3)
     parser.add_argument("--disable-pass", nargs="*", default=[])
     parser.add_argument("--target", default="",
@@ -483,11 +518,11 @@ def main():
     parser.add_argument("--export-only", action="store_true", help="only write the ONNX files, inputs and references")
     args = parser.parse_args()
     if args.list:
-        print("\n".join(MODELS))
+        print("\n".join(SETS[args.set]))
         return 0
     os.makedirs(args.out, exist_ok=True)
     torch.set_num_threads(1)
-    names = args.only or [n for n, (_, _, big) in MODELS.items() if args.big or not big]
+    names = args.only or [n for n in SETS[args.set] if args.big or not MODELS[n][2]]
     if args.ort and not args.time:
         parser.error("--ort needs --time N")
     if args.ort and not os.path.exists(os.path.join(args.peers, "ort_bench.js")):
