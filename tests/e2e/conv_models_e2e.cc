@@ -11,13 +11,20 @@
 // max|kiln - torch| / max|torch| <= 1e-4 (both sides f32 or better over a few layers of sums of at
 // most a few thousand terms; a wrong tap, phase or pad errs by O(1)). Skips when the models could
 // not be generated (no torch).
+//
+// Single-node cases (tests/e2e/make_conv_cases.py: ConvTranspose on a 1x1 input, kernel < stride,
+// 3-D with groups/dilations/output_padding, output_shape with SAME_LOWER and a grown output; 1-D
+// and 3-D Conv with SAME_LOWER/groups/dilations; 1-D/3-D Max/Average/LpPool with ceil_mode;
+// GlobalLpPool) against PyTorch / numpy, on the reference and compiled: rtol 1e-4, atol 1e-5.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "driver/compile_test_util.h"
+#include "frontend/onnx_case_runner.h"
 #include "kiln/driver/compile.h"
 #include "kiln/frontend/onnx.h"
 #include "kiln/ir/npy.h"
@@ -76,6 +83,39 @@ INSTANTIATE_TEST_SUITE_P(Models, ConvModel,
                          ::testing::Values("dcgan_small", "unet_small", "fcn_head_small", "melgan_small", "conv1d_stack_small",
                                            "wav2vec2_fe_small", "tiny3d_small"),
                          [](const auto& info) { return std::string(info.param); });
+
+std::vector<std::string> case_names() {
+  std::vector<std::string> names;
+  const fs::path dir = model_dir() / "cases";
+  if (fs::exists(dir)) {
+    for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  if (names.empty()) names.push_back("missing");
+  return names;
+}
+
+class ConvCase : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ConvCase, ReferenceAndCompiledMatch) {
+  const fs::path dir = model_dir() / "cases" / GetParam();
+  if (!fs::exists(dir)) GTEST_SKIP() << dir << " missing (tests/e2e/make_conv_cases.py needs /usr/bin/python3 with torch and onnx)";
+  const testing::CaseResult ref = testing::run_onnx_case(dir.string(), 1e-4, 1e-5);
+  EXPECT_TRUE(ref.passed) << "reference: " << ref.message;
+  int index = 0;
+  const testing::GraphRunner compiled = [&](const ir::Graph& graph, const std::vector<ir::NDArray>& inputs) {
+    const fs::path path = fs::temp_directory_path() / ("kiln-conv-case-" + std::to_string(getpid()) + "-" + std::to_string(index++) + ".so");
+    driver::compile_graph(graph, path.string(), driver::CompileOptions{});
+    auto outs = testing::run_compiled(path.string(), inputs);
+    fs::remove(path);
+    return outs;
+  };
+  const testing::CaseResult got = testing::run_onnx_case(dir.string(), 1e-4, 1e-5, {}, compiled);
+  EXPECT_TRUE(got.passed) << "compiled: " << got.message;
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, ConvCase, ::testing::ValuesIn(case_names()),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 }  // namespace
 }  // namespace kiln

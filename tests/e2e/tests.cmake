@@ -13,6 +13,6 @@ kiln_add_fixture_gtest(e2e.compile_models "${CMAKE_CURRENT_LIST_DIR}/compile_mod
 # The convolution family's whole models (scripts/gen_conv_models.py: ConvTranspose decoders,
 # 1-D and 3-D convolutions, pooling at every rank) against PyTorch, reference and compiled.
 add_test(NAME e2e.gen_conv_models
-         COMMAND sh -c "/usr/bin/python3 '${PROJECT_SOURCE_DIR}/scripts/gen_conv_models.py' --out '${PROJECT_BINARY_DIR}/conv_models' || echo 'gen_conv_models.py failed: e2e.conv_models will skip'")
+         COMMAND sh -c "/usr/bin/python3 '${PROJECT_SOURCE_DIR}/scripts/gen_conv_models.py' --out '${PROJECT_BINARY_DIR}/conv_models' && /usr/bin/python3 '${CMAKE_CURRENT_LIST_DIR}/make_conv_cases.py' '${PROJECT_BINARY_DIR}/conv_models' || echo 'conv model/case generation failed: e2e.conv_models will skip'")
 set_tests_properties(e2e.gen_conv_models PROPERTIES FIXTURES_SETUP conv_models TIMEOUT 600)
 kiln_add_fixture_gtest(e2e.conv_models "${CMAKE_CURRENT_LIST_DIR}/conv_models_e2e.cc" conv_models 900)

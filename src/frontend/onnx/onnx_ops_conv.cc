@@ -24,6 +24,7 @@
 //     the transposed convolution's. When every phase reads the same input window (kernel = stride
 //     multiple with matching pads, e.g. U-Net's 2x2 stride-2 up-convolutions) and groups = 1, the
 //     phases are one convolution with prod(s) * M output channels (a depth-to-space after it).
+//     A 1 x 1 input (a GAN generator's latent vector) is one matmul [N, C] x [C, M * prod(K)].
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -432,6 +433,27 @@ std::vector<Value> convert_conv_transpose(ImportContext& ctx) {
   }
   std::optional<Value> bias;
   if (ctx.has_input(2)) bias = ctx.input(2);
+  Shape bias_shape{m};
+  for (int64_t i = 0; i < spatial; ++i) bias_shape.push_back(1);
+
+  // A 1 x 1 (x 1) input (a generator's latent vector): every output pixel k gets x . W[:, :, k],
+  // one matmul [N, C] x [C, M * prod(K)], cropped/padded to the output. (The phase convolution
+  // would read a kernel-sized window that is almost all padding.)
+  bool point_input = groups == 1;
+  for (int64_t i = 0; i < spatial; ++i) point_input = point_input && xs[2 + i] == 1 && dilations[i] == 1;
+  if (point_input) {
+    Value y = ctx.call1("matmul", {reshape(ctx, x, {n, c}), reshape(ctx, w, {c, m * product(kernel)})});
+    Shape full_shape{n, m};
+    full_shape.insert(full_shape.end(), kernel.begin(), kernel.end());
+    Ints window(2 * spatial);
+    for (int64_t i = 0; i < spatial; ++i) {
+      window[i] = -pads[i];
+      window[spatial + i] = out[i] - (kernel[i] - pads[i]);
+    }
+    y = pad_spatial(ctx, reshape(ctx, y, full_shape), window);
+    if (bias) y = ctx.call1("add", {y, reshape(ctx, *bias, bias_shape)});
+    return {y};
+  }
 
   // The weight in Conv's form [M, C/group, kernel...]: [g, Cg, Mg, K...] -> [g, Mg, Cg, K...].
   Shape grouped{groups, cg, mg};
@@ -524,11 +546,7 @@ std::vector<Value> convert_conv_transpose(ImportContext& ctx) {
       Value y;
       if (empty) {  // no tap reaches these outputs: the bias (or zero)
         y = constant_filled(ctx, x.type().dtype, phase_shape, 0.0, "conv_transpose_empty_phase");
-        if (bias) {
-          Shape bshape{m};
-          for (int64_t i = 0; i < spatial; ++i) bshape.push_back(1);
-          y = ctx.call1("add", {y, reshape(ctx, *bias, bshape)});
-        }
+        if (bias) y = ctx.call1("add", {y, reshape(ctx, *bias, bias_shape)});
       } else {
         y = phase_conv(plan[p], sub_kernel(plan[p]), bias ? &*bias : nullptr);
       }
