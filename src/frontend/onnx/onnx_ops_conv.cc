@@ -8,7 +8,7 @@
 //     the NCHWc register-tiled schedule over the length axis.
 //   - 3-D Conv: the depth axis becomes part of the batch and the kernel's depth taps part of the
 //     input channels: x [N, C, D, H, W] (depth-padded) -> KD strided depth slices stacked as
-//     [N, OD, C, KD, H, W] -> reshape [N*OD, C*KD, H, W] -> conv2d with w reshaped
+//     [N, OD, C, KD, H, W] (one gather) -> reshape [N*OD, C*KD, H, W] -> conv2d with w reshaped
 //     [M, C/g*KD, KH, KW] -> [N*OD, M, OH, OW] -> [N, M, OD, OH, OW]. The depth unfold is
 //     injective (it fuses into the conv's input packing); every FLOP runs in the blocked conv2d.
 //   - 3-D pooling: separable: the 2-D pool over (H, W) on [N, C*D, H, W], then over (D, 1) on
@@ -197,12 +197,14 @@ Value conv_nd(ImportContext& ctx, const Value& x, const Value& w, const Value* b
   if (kd == 1 && sd == 1) {
     x4 = reshape(ctx, transpose(ctx, xp, {0, 2, 1, 3, 4}), {n * od, c, h, wd});
   } else {
-    std::vector<Value> taps;
+    // One gather of depth planes kd*dd + od*sd (a single-consumer chain pad -> gather -> transpose
+    // -> reshape, so FuseOps puts all of it into the conv kernel's input packing).
+    ir::NDArray planes = ir::NDArray::empty(ir::DType::kI64, {kd, od});
     for (int64_t t = 0; t < kd; ++t) {
-      Value s = slice_axis(ctx, xp, 2, t * dd, sd, od);               // [N, C, OD, H, W]
-      taps.push_back(reshape(ctx, s, {n, c, 1, od, h, wd}));
+      for (int64_t o = 0; o < od; ++o) planes.set_from_double(t * od + o, static_cast<double>(t * dd + o * sd));
     }
-    Value stacked = taps.size() == 1 ? taps[0] : ctx.call1("concat", taps, Attrs().set("axis", int64_t{2}));  // [N, C, KD, OD, H, W]
+    Value stacked = ctx.call1("gather", {xp, ctx.constant(std::move(planes), "conv3d_depth_taps")},
+                              Attrs().set("axis", int64_t{2}));  // [N, C, KD, OD, H, W]
     x4 = reshape(ctx, transpose(ctx, stacked, {0, 3, 1, 2, 4, 5}), {n * od, c * kd, h, wd});
   }
   Value w4 = reshape(ctx, w, {m, cg * kd, kh, kw});
