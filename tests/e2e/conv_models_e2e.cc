@@ -14,7 +14,8 @@
 //
 // Single-node cases (tests/e2e/make_conv_cases.py: ConvTranspose on a 1x1 input, kernel < stride,
 // 3-D with groups/dilations/output_padding, output_shape with SAME_LOWER and a grown output; 1-D
-// and 3-D Conv with SAME_LOWER/groups/dilations; 1-D/3-D Max/Average/LpPool with ceil_mode;
+// and 3-D Conv with SAME_LOWER/groups/dilations; 1-D/3-D Max/Average/LpPool with ceil_mode, MaxPool's
+// Indices output;
 // GlobalLpPool) against PyTorch / numpy, on the reference and compiled: rtol 1e-4, atol 1e-5.
 #include <gtest/gtest.h>
 

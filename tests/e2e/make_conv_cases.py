@@ -30,12 +30,13 @@ def t(a):
     return torch.from_numpy(np.ascontiguousarray(a))
 
 
-def save_case(name, node, inputs, y, initializers=(), opset=17):
+def save_case(name, node, inputs, y, initializers=(), opset=17, indices=None):
     d = os.path.join(CASES, name)
     os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
     g = helper.make_graph([node], name,
                           [helper.make_tensor_value_info(n, TensorProto.FLOAT, list(a.shape)) for n, a in inputs],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(y.shape))],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(y.shape))] +
+                          ([helper.make_tensor_value_info("z", TensorProto.INT64, list(indices.shape))] if indices is not None else []),
                           initializer=[numpy_helper.from_array(a, n) for n, a in initializers])
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
     m.ir_version = 8
@@ -45,6 +46,9 @@ def save_case(name, node, inputs, y, initializers=(), opset=17):
             f.write(numpy_helper.from_array(a, n).SerializeToString())
     with open(os.path.join(d, "test_data_set_0", "output_0.pb"), "wb") as f:
         f.write(numpy_helper.from_array(y.astype(np.float32), "y").SerializeToString())
+    if indices is not None:
+        with open(os.path.join(d, "test_data_set_0", "output_1.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(indices.astype(np.int64), "z").SerializeToString())
 
 
 def conv_transpose_ref(x, w, b, strides, pads, dilations, out_shape, groups):
@@ -157,6 +161,11 @@ def main():
     save_case("maxpool3d_ceil_dilation", helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[2, 3, 2], strides=[2, 2, 1],
                                                           pads=[1, 1, 0, 1, 1, 0], dilations=[1, 2, 1], ceil_mode=1),
               [("x", x)], y)
+    y, idx = F.max_pool3d(t(x), (2, 2, 3), (1, 2, 2), (1, 0, 1), (2, 1, 1), ceil_mode=True, return_indices=True)
+    plane = np.arange(x.shape[0] * x.shape[1]).reshape(x.shape[0], x.shape[1], 1, 1, 1) * np.prod(x.shape[2:])
+    node = helper.make_node("MaxPool", ["x"], ["y", "z"], kernel_shape=[2, 2, 3], strides=[1, 2, 2], pads=[1, 0, 1, 1, 0, 1],
+                            dilations=[2, 1, 1], ceil_mode=1)
+    save_case("maxpool3d_indices", node, [("x", x)], y.numpy(), indices=idx.numpy() + plane)
     y = F.avg_pool3d(t(x), (3, 2, 3), (2, 2, 2), (1, 0, 1), ceil_mode=True, count_include_pad=False).numpy()
     save_case("avgpool3d_ceil_exclude_pad", helper.make_node("AveragePool", ["x"], ["y"], kernel_shape=[3, 2, 3], strides=[2, 2, 2],
                                                              pads=[1, 0, 1, 1, 0, 1], ceil_mode=1, count_include_pad=0),

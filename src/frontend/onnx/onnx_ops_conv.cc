@@ -14,6 +14,8 @@
 //   - 3-D pooling: separable: the 2-D pool over (H, W) on [N, C*D, H, W], then over (D, 1) on
 //     [N, C, D, OH*OW]. Exact for max and for averages (the divisor of a box window is the
 //     product of the per-axis counts, for either count_include_pad and ceil_mode).
+//   - MaxPool's Indices output (storage_order 0 or 1): per kernel tap, equal(strided view, max)
+//     selects the tap's flat index; the smallest over the taps (first maximum in window order).
 //   - LpPool: (sum over the window of |x|^p)^(1/p), the window sum a depthwise convolution with a
 //     kernel of ones (ceil_mode: extra end padding), 3-D separable like the pools.
 //   - ConvTranspose: phase (sub-pixel) decomposition. Output o = i*s + k*d - pad_begin, so the
@@ -264,20 +266,106 @@ Ints pool_kernel(ImportContext& ctx, int64_t spatial) {
   return kernel;
 }
 
+// A value at or below every element of `dtype` (the padding of MaxPool's argmax taps).
+double lowest_of(ir::DType dtype) {
+  switch (dtype) {
+    case ir::DType::kI8: return -128;
+    case ir::DType::kU8: return 0;
+    case ir::DType::kI16: return -32768;
+    case ir::DType::kI32: return -2147483648.0;
+    case ir::DType::kI64: return -9223372036854775808.0;
+    default: return -3.4028234663852886e38;  // f32's lowest (-inf in f16/bf16)
+  }
+}
+
+// MaxPool's Indices output: the flat index (row-major, or column-major over the spatial axes with
+// storage_order = 1, plus (n*C + c) * prod(spatial)) of the first maximum of each window. Built from
+// compiled elementwise ops: for every kernel tap, the strided view of the padded input that the
+// tap reads, compared with the pooled maximum; the smallest matching flat index wins
+// (row-major order of the window, as ONNX Runtime's loop picks it). Taps in the padding get an
+// index no real position has.
+Value max_pool_indices(ImportContext& ctx, const Value& x, const Value& y, const Window& w, bool column_major) {
+  const Shape xs = x.type().shape, ys = y.type().shape;
+  const int64_t spatial = static_cast<int64_t>(xs.size()) - 2;
+  const Ints sizes(xs.begin() + 2, xs.end()), outs(ys.begin() + 2, ys.end());
+  Ints pads(2 * spatial);
+  for (int64_t i = 0; i < spatial; ++i) {
+    pads[i] = w.pads[i];
+    const int64_t reach = (outs[i] - 1) * w.strides[i] + (w.kernel[i] - 1) * w.dilations[i] + 1;
+    pads[spatial + i] = std::max(w.pads[spatial + i], reach - sizes[i] - w.pads[i]);
+  }
+  Ints full(2 * xs.size(), 0);
+  for (int64_t i = 0; i < spatial; ++i) {
+    full[2 + i] = pads[i];
+    full[xs.size() + 2 + i] = pads[spatial + i];
+  }
+  Value xp = ctx.call1("pad", {x}, Attrs().set("pads", full).set("value", lowest_of(x.type().dtype)));
+  constexpr int64_t kOutside = std::numeric_limits<int64_t>::max();
+  Value outside = ctx.constant(ir::NDArray::scalar(ir::DType::kI64, static_cast<double>(kOutside)), "maxpool_outside");
+  const int64_t taps = product(w.kernel), pixels = product(outs);
+  Ints axes, steps;
+  for (int64_t i = 0; i < spatial; ++i) {
+    axes.push_back(2 + i);
+    steps.push_back(w.strides[i]);
+  }
+  Value best;
+  for (int64_t t = 0; t < taps; ++t) {
+    Ints k(spatial), begins(spatial), ends(spatial);
+    for (int64_t i = spatial - 1, rest = t; i >= 0; --i) {
+      k[i] = rest % w.kernel[i];
+      rest /= w.kernel[i];
+      begins[i] = k[i] * w.dilations[i];
+      ends[i] = begins[i] + (outs[i] - 1) * w.strides[i] + 1;
+    }
+    Value view = ctx.call1("strided_slice", {xp}, Attrs().set("begins", begins).set("ends", ends).set("axes", axes).set("steps", steps));
+    ir::NDArray offsets = ir::NDArray::empty(ir::DType::kI64, outs);
+    auto data = offsets.mutable_data<int64_t>();
+    for (int64_t p = 0; p < pixels; ++p) {
+      int64_t offset = 0, row_stride = 1, col_stride = 1;
+      bool inside = true;
+      Ints pos(spatial);
+      for (int64_t i = spatial - 1, rest = p; i >= 0; --i) {
+        pos[i] = (rest % outs[i]) * w.strides[i] - w.pads[i] + k[i] * w.dilations[i];
+        rest /= outs[i];
+        inside = inside && pos[i] >= 0 && pos[i] < sizes[i];
+      }
+      for (int64_t i = spatial - 1; i >= 0 && !column_major; --i) {
+        offset += pos[i] * row_stride;
+        row_stride *= sizes[i];
+      }
+      for (int64_t i = 0; i < spatial && column_major; ++i) {
+        offset += pos[i] * col_stride;
+        col_stride *= sizes[i];
+      }
+      data[p] = inside ? offset : kOutside;
+    }
+    Value hit = ctx.call1("equal", {view, y});
+    Value cand = ctx.call1("where", {hit, ctx.constant(std::move(offsets), "maxpool_tap_offsets"), outside});
+    best = best.defined() ? ctx.call1("min", {best, cand}) : cand;
+  }
+  Shape base_shape{xs[0], xs[1]};
+  for (int64_t i = 0; i < spatial; ++i) base_shape.push_back(1);
+  ir::NDArray base = ir::NDArray::empty(ir::DType::kI64, base_shape);
+  for (int64_t p = 0; p < xs[0] * xs[1]; ++p) base.mutable_data<int64_t>()[p] = p * product(sizes);
+  return ctx.call1("add", {best, ctx.constant(std::move(base), "maxpool_plane_offsets")});
+}
+
 std::vector<Value> convert_max_pool(ImportContext& ctx) {
   Value x = ctx.input(0);
   const int64_t spatial = spatial_rank(ctx, x, "MaxPool");
-  if (ctx.node().outputs.size() > 1 && !ctx.node().outputs[1].empty()) {
-    ctx.fail_unsupported("the Indices output (argmax positions) is not supported", "use MaxPool's first output only");
-  }
-  if (ctx.attr_int("storage_order", 0) != 0) ctx.fail_attr("storage_order", "= 1 is not supported (it only affects the Indices output)");
+  const int64_t storage_order = ctx.attr_int("storage_order", 0);
+  if (storage_order != 0 && storage_order != 1) ctx.fail_attr("storage_order", "must be 0 (row major) or 1 (column major)");
   const Window win = resolve_window(ctx, x.type().shape, pool_kernel(ctx, spatial));
   const int64_t ceil_mode = ctx.attr_int("ceil_mode", 0);
-  return {pool_nd(ctx, x, win, [&](const Value& v, const Ints& k, const Ints& s, const Ints& p, const Ints& d) {
+  Value y = pool_nd(ctx, x, win, [&](const Value& v, const Ints& k, const Ints& s, const Ints& p, const Ints& d) {
     Attrs attrs;
     attrs.set("kernel", k).set("strides", s).set("pads", p).set("dilations", d).set("ceil_mode", ceil_mode);
     return ctx.call1("max_pool2d", {v}, attrs);
-  })};
+  });
+  if (ctx.node().outputs.size() > 1 && !ctx.node().outputs[1].empty()) {
+    return {y, max_pool_indices(ctx, x, y, win, storage_order == 1)};
+  }
+  return {y};
 }
 
 std::vector<Value> convert_avg_pool(ImportContext& ctx) {
