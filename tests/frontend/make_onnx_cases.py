@@ -277,8 +277,8 @@ def main():
     bad("unsupported_cast", [helper.make_node("Cast", ["x"], ["y"], to=TensorProto.STRING, name="cast0")])
     bad("opset_too_old", [helper.make_node("Relu", ["x"], ["y"])], opset=9)
     bad("opset_too_new", [helper.make_node("Relu", ["x"], ["y"])], opset=99)
-    bad("conv1d", [helper.make_node("Reshape", ["x", "s"], ["r"]), helper.make_node("Conv", ["r", "w"], ["y"], name="c1d")],
-        inits=[("s", np.array([1, 4, 81], np.int64)), ("w", randf(2, 4, 3))])
+    bad("conv4d", [helper.make_node("Reshape", ["x", "s"], ["r"]), helper.make_node("Conv", ["r", "w"], ["y"], name="c4d")],
+        inits=[("s", np.array([1, 4, 3, 3, 3, 3], np.int64)), ("w", randf(2, 4, 1, 1, 1, 1))])
     bad("runtime_shape", [helper.make_node("Reshape", ["x", "x"], ["y"], name="reshape0")])
     bad("undefined_value", [helper.make_node("Relu", ["nowhere"], ["y"], name="relu0")])
     print(f"wrote {len(os.listdir(CASES))} cases to {CASES} and {len(os.listdir(BAD))} bad models to {BAD}")

@@ -138,7 +138,7 @@ TEST(OnnxImportErrors, UnsupportedAttributeValue) {
   expect_user_error([] { import_onnx(bad("unsupported_attr")); }, UserErrorKind::kUnsupported,
                     {"conv0", "auto_pad", "SAME_MIDDLE"});
   expect_user_error([] { import_onnx(bad("unsupported_cast")); }, UserErrorKind::kUnsupported, {"cast0", "'to'"});
-  expect_user_error([] { import_onnx(bad("conv1d")); }, UserErrorKind::kUnsupported, {"c1d", "2-D only"});
+  expect_user_error([] { import_onnx(bad("conv4d")); }, UserErrorKind::kUnsupported, {"c4d", "1, 2 or 3 spatial dimensions"});
 }
 
 TEST(OnnxImportErrors, OpsetOutOfRange) {

@@ -108,6 +108,8 @@ const std::map<std::string, Converter>& converters();
 void add_nn_converters(std::map<std::string, Converter>& table);
 void add_tensor_converters(std::map<std::string, Converter>& table);
 void add_math_converters(std::map<std::string, Converter>& table);
+// Conv, ConvTranspose, Max/Average/Lp pooling at spatial rank 1-3 (onnx_ops_conv.cc).
+void add_conv_converters(std::map<std::string, Converter>& table);
 
 }  // namespace kiln::frontend::onnx_import
 

@@ -1,4 +1,4 @@
-// ONNX -> graph IR converters for neural-network operators: Conv, BatchNormalization, pooling,
+// ONNX -> graph IR converters for neural-network operators: BatchNormalization, global pooling,
 // Softmax/LogSoftmax, MatMul, Gemm, LayerNormalization, Resize. Also the converter table.
 #include <cmath>
 
@@ -12,67 +12,6 @@ using ir::Attrs;
 using ir::Shape;
 using ir::Value;
 
-// Spatial attributes of Conv / MaxPool / AveragePool resolved to explicit 2-D pads.
-struct Window {
-  std::vector<int64_t> kernel, strides, dilations, pads;
-};
-
-Window resolve_window(ImportContext& ctx, const Shape& in, std::vector<int64_t> kernel) {
-  const size_t spatial = in.size() - 2;
-  Window w;
-  w.kernel = std::move(kernel);
-  w.strides = ctx.attr_ints("strides", std::vector<int64_t>(spatial, 1));
-  w.dilations = ctx.attr_ints("dilations", std::vector<int64_t>(spatial, 1));
-  if (w.strides.size() != spatial) ctx.fail_attr("strides", "has " + std::to_string(w.strides.size()) + " entries, expected " + std::to_string(spatial));
-  if (w.dilations.size() != spatial) ctx.fail_attr("dilations", "has " + std::to_string(w.dilations.size()) + " entries, expected " + std::to_string(spatial));
-  for (int64_t s : w.strides) if (s < 1) ctx.fail_attr("strides", "must be positive");
-  for (int64_t d : w.dilations) if (d < 1) ctx.fail_attr("dilations", "must be positive");
-  const std::string auto_pad = ctx.attr_string("auto_pad", "NOTSET");
-  if (auto_pad == "NOTSET") {
-    w.pads = ctx.attr_ints("pads", std::vector<int64_t>(2 * spatial, 0));
-    if (w.pads.size() != 2 * spatial) ctx.fail_attr("pads", "has " + std::to_string(w.pads.size()) + " entries, expected " + std::to_string(2 * spatial));
-    for (int64_t p : w.pads) if (p < 0) ctx.fail_attr("pads", "must not be negative");
-  } else if (auto_pad == "VALID") {
-    w.pads.assign(2 * spatial, 0);
-  } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-    w.pads.assign(2 * spatial, 0);
-    for (size_t i = 0; i < spatial; ++i) {
-      const int64_t size = in[2 + i];
-      const int64_t out = (size + w.strides[i] - 1) / w.strides[i];
-      const int64_t eff = (w.kernel[i] - 1) * w.dilations[i] + 1;
-      const int64_t total = std::max<int64_t>(0, (out - 1) * w.strides[i] + eff - size);
-      const int64_t small = total / 2, big = total - total / 2;
-      w.pads[i] = auto_pad == "SAME_UPPER" ? small : big;
-      w.pads[i + spatial] = auto_pad == "SAME_UPPER" ? big : small;
-    }
-  } else {
-    ctx.fail_attr("auto_pad", "is '" + auto_pad + "'; expected NOTSET, SAME_UPPER, SAME_LOWER or VALID");
-  }
-  return w;
-}
-
-void require_2d(ImportContext& ctx, const Value& x, const std::string& what) {
-  if (x.type().rank() != 4) {
-    ctx.fail_unsupported(what + " is supported in 2-D only (input of rank 4, NCHW); this input is " + x.type().to_string());
-  }
-}
-
-std::vector<Value> convert_conv(ImportContext& ctx) {
-  Value x = ctx.input(0);
-  Value w = ctx.input(1);
-  require_2d(ctx, x, "Conv");
-  std::vector<int64_t> kernel{w.type().rank() == 4 ? w.type().shape[2] : 0, w.type().rank() == 4 ? w.type().shape[3] : 0};
-  if (ctx.has_attr("kernel_shape") && ctx.attr_ints("kernel_shape", {}) != kernel) {
-    ctx.fail_attr("kernel_shape", "disagrees with the weight's shape " + w.type().to_string());
-  }
-  Window win = resolve_window(ctx, x.type().shape, kernel);
-  std::vector<Value> args{x, w};
-  if (ctx.has_input(2)) args.push_back(ctx.input(2));
-  Attrs attrs;
-  attrs.set("strides", win.strides).set("pads", win.pads).set("dilations", win.dilations).set("groups", ctx.attr_int("group", 1));
-  return {ctx.call1("conv2d", args, attrs)};
-}
-
 std::vector<Value> convert_batch_norm(ImportContext& ctx) {
   if (ctx.attr_int("training_mode", 0) != 0) ctx.fail_attr("training_mode", "= 1 is not supported (inference only)");
   for (size_t k = 1; k < ctx.node().outputs.size(); ++k) {
@@ -81,34 +20,6 @@ std::vector<Value> convert_batch_norm(ImportContext& ctx) {
   std::vector<Value> args;
   for (size_t i = 0; i < 5; ++i) args.push_back(ctx.input(i));
   return {ctx.call1("batch_norm", args, Attrs().set("epsilon", ctx.attr_float("epsilon", 1e-5)))};
-}
-
-std::vector<Value> convert_max_pool(ImportContext& ctx) {
-  Value x = ctx.input(0);
-  require_2d(ctx, x, "MaxPool");
-  if (ctx.node().outputs.size() > 1 && !ctx.node().outputs[1].empty()) ctx.fail_unsupported("the Indices output is not supported");
-  if (ctx.attr_int("storage_order", 0) != 0) ctx.fail_attr("storage_order", "= 1 is not supported");
-  std::vector<int64_t> kernel = ctx.attr_ints("kernel_shape", {});
-  if (kernel.size() != 2) ctx.fail_attr("kernel_shape", "must have 2 entries");
-  const int64_t ceil_mode = ctx.attr_int("ceil_mode", 0);
-  Window win = resolve_window(ctx, x.type().shape, kernel);
-  Attrs attrs;
-  attrs.set("kernel", kernel).set("strides", win.strides).set("pads", win.pads).set("dilations", win.dilations).set("ceil_mode", ceil_mode);
-  return {ctx.call1("max_pool2d", {x}, attrs)};
-}
-
-std::vector<Value> convert_avg_pool(ImportContext& ctx) {
-  Value x = ctx.input(0);
-  require_2d(ctx, x, "AveragePool");
-  std::vector<int64_t> kernel = ctx.attr_ints("kernel_shape", {});
-  if (kernel.size() != 2) ctx.fail_attr("kernel_shape", "must have 2 entries");
-  const int64_t ceil_mode = ctx.attr_int("ceil_mode", 0);
-  Window win = resolve_window(ctx, x.type().shape, kernel);
-  Attrs attrs;
-  attrs.set("kernel", kernel).set("strides", win.strides).set("pads", win.pads).set("dilations", win.dilations)
-      .set("ceil_mode", ceil_mode)
-      .set("count_include_pad", ctx.attr_int("count_include_pad", 0));
-  return {ctx.call1("avg_pool2d", {x}, attrs)};
 }
 
 Converter global_pool(const std::string& op) {
@@ -253,10 +164,7 @@ std::vector<Value> convert_resize(ImportContext& ctx) {
 }  // namespace
 
 void add_nn_converters(std::map<std::string, Converter>& table) {
-  table["Conv"] = convert_conv;
   table["BatchNormalization"] = convert_batch_norm;
-  table["MaxPool"] = convert_max_pool;
-  table["AveragePool"] = convert_avg_pool;
   table["GlobalAveragePool"] = global_pool("global_avg_pool");
   table["GlobalMaxPool"] = global_pool("global_max_pool");
   table["Softmax"] = softmax("softmax");
@@ -273,6 +181,7 @@ const std::map<std::string, Converter>& converters() {
     add_nn_converters(t);
     add_tensor_converters(t);
     add_math_converters(t);
+    add_conv_converters(t);
     return t;
   }();
   return table;
