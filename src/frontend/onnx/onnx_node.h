@@ -29,6 +29,7 @@ struct OnnxAttr {
 
 struct OnnxNode {
   std::string op_type;
+  std::string domain;  // "" or "ai.onnx" for the default domain
   std::string name;
   std::vector<std::string> inputs;   // "" for an omitted optional input
   std::vector<std::string> outputs;  // "" for an omitted optional output
@@ -108,6 +109,9 @@ const std::map<std::string, Converter>& converters();
 void add_nn_converters(std::map<std::string, Converter>& table);
 void add_tensor_converters(std::map<std::string, Converter>& table);
 void add_math_converters(std::map<std::string, Converter>& table);
+// Wraps the current converters with the translation of their older opsets (onnx_ops_legacy.cc);
+// called after every other add_*_converters.
+void add_legacy_converters(std::map<std::string, Converter>& table);
 
 }  // namespace kiln::frontend::onnx_import
 
