@@ -94,7 +94,7 @@ void prepare_nodes(std::vector<OnnxNode>& nodes, const std::set<std::string>& de
     }
     throw UserError(UserErrorKind::kInvalidArgument, model_name,
                     "the graph has a cycle: " + std::to_string(n - order.size()) +
-                        " nodes depend on each other's outputs (" + cycle + (n - order.size() > 8 ? ", ..." : "") + ")",
+                        " nodes are on it or read its values (" + cycle + (n - order.size() > 8 ? ", ..." : "") + ")",
                     "a model must be a directed acyclic graph; check the exporter");
   }
   bool sorted = true;

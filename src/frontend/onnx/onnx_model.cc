@@ -187,11 +187,13 @@ NDArray sparse_to_ndarray(const onnx::SparseTensorProto& sp, const std::string& 
   return dense;
 }
 
-OnnxNode decode_node(const onnx::NodeProto& p, const std::string& model_dir) {
+OnnxNode decode_node(const onnx::NodeProto& p, const std::string& model_dir, int index) {
   OnnxNode node;
   node.op_type = p.op_type();
   node.domain = p.domain();
-  node.name = p.name();  // empty or repeated names are made unique by prepare_nodes
+  // Empty or repeated names are made unique by prepare_nodes; errors while decoding use the name
+  // an empty one will get.
+  node.name = p.name().empty() ? p.op_type() + "_" + std::to_string(index) : p.name();
   node.inputs.assign(p.input().begin(), p.input().end());
   node.outputs.assign(p.output().begin(), p.output().end());
   for (const auto& a : p.attribute()) {
@@ -420,7 +422,8 @@ ir::Graph import_onnx_bytes(const std::string& bytes, const std::string& model_d
   std::vector<OnnxNode> nodes;
   nodes.reserve(g.node_size());
   for (int i = 0; i < g.node_size(); ++i) {
-    nodes.push_back(decode_node(g.node(i), model_dir));
+    nodes.push_back(decode_node(g.node(i), model_dir, i));
+    if (g.node(i).name().empty()) nodes.back().name.clear();
     model.mutable_graph()->mutable_node(i)->clear_attribute();  // the decoded copy is the one kept
   }
   std::set<std::string> defined = initializer_names;
