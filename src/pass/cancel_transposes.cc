@@ -12,8 +12,10 @@
 //     transpose of a constant, which FoldConstant evaluates); scalars stay as they are;
 //   - concat of transposes by the same perm p on axis k becomes transpose(concat(inputs, p[k]), p);
 //   - pad of transpose(x, p) becomes transpose(pad(x, pads permuted), p).
-//   The sunk transpose then meets the next one (usually the inverse the exporter wrote before the
-//   next Conv) and both disappear. A transpose whose result has other users stays for them.
+//   A transpose is only sunk when at least one transposed operand has no other user, so sinking
+//   never adds a transpose (the one below replaces at least one above; a multi-use transpose stays
+//   for its other users). The sunk transpose then meets the next one (usually the inverse the
+//   exporter wrote before the next Conv) and both disappear.
 // Values are unchanged bit for bit (transposes only move elements). Runs first at every opt level
 // >= 1, so that conv -> batch_norm pairs separated by transposes are adjacent for SimplifyInference.
 // Stats: "transposes_cancelled" (pairs composed into one or none), "transposes_sunk" (ops a
@@ -46,7 +48,7 @@ std::vector<int64_t> inverse(const std::vector<int64_t>& perm) {
 
 class Canceller : public ir::GraphMutator {
  public:
-  explicit Canceller(PassContext& ctx) : GraphMutator("CancelTransposes"), ctx_(ctx) {}
+  Canceller(const ir::Graph& graph, PassContext& ctx) : GraphMutator("CancelTransposes"), ctx_(ctx), uses_(graph) {}
 
  protected:
   std::vector<Value> rewrite_call(const ir::CallNode& node, const std::vector<Value>& args) override {
@@ -95,6 +97,15 @@ class Canceller : public ir::GraphMutator {
     return transpose(arg.node->as_call().args()[0], q, node.name());
   }
 
+  // True when some argument of `node` that is (now) a transpose has `node` as its only user. A
+  // rewritten value has the users of the original value it replaces.
+  bool frees_a_transpose(const ir::CallNode& node, const std::vector<Value>& args) const {
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (transpose_perm(args[i]) && uses_.of(node.args()[i]) == 1) return true;
+    }
+    return false;
+  }
+
   // The common perm when every argument is a transpose by it (nullopt otherwise).
   std::optional<std::vector<int64_t>> common_perm(const std::vector<Value>& args) const {
     std::optional<std::vector<int64_t>> perm;
@@ -108,7 +119,7 @@ class Canceller : public ir::GraphMutator {
 
   std::optional<Value> rewrite_concat(const ir::CallNode& node, const std::vector<Value>& args) {
     auto perm = common_perm(args);
-    if (!perm) return std::nullopt;
+    if (!perm || !frees_a_transpose(node, args)) return std::nullopt;
     std::vector<Value> inner;
     for (const Value& a : args) inner.push_back(a.node->as_call().args()[0]);
     const int64_t axis = (*perm)[static_cast<size_t>(node.attrs().get_int("axis"))];
@@ -119,7 +130,7 @@ class Canceller : public ir::GraphMutator {
 
   std::optional<Value> rewrite_pad(const ir::CallNode& node, const std::vector<Value>& args) {
     auto perm = transpose_perm(args[0]);
-    if (!perm || args.size() != 1) return std::nullopt;
+    if (!perm || args.size() != 1 || !frees_a_transpose(node, args)) return std::nullopt;
     const std::vector<int64_t>& pads = node.attrs().get_ints("pads");
     const size_t rank = perm->size();
     std::vector<int64_t> inner_pads(2 * rank);
@@ -142,7 +153,7 @@ class Canceller : public ir::GraphMutator {
       if (!p || p->size() != rank || (perm && *p != *perm)) return std::nullopt;
       perm = p;
     }
-    if (!perm) return std::nullopt;
+    if (!perm || !frees_a_transpose(node, args)) return std::nullopt;
     const std::vector<int64_t> inv = inverse(*perm);
     std::vector<Value> inner;
     for (const Value& a : args) {
@@ -166,6 +177,7 @@ class Canceller : public ir::GraphMutator {
   }
 
   PassContext& ctx_;
+  UseCounts uses_;  // of the original graph
   const ir::OpDef* transpose_ = op_ptr("transpose");
   const ir::OpDef* concat_ = op_ptr("concat");
   const ir::OpDef* pad_ = op_ptr("pad");
@@ -175,7 +187,7 @@ class Canceller : public ir::GraphMutator {
 class CancelTransposes final : public Pass {
  public:
   const char* name() const override { return "CancelTransposes"; }
-  ir::Graph run(const ir::Graph& graph, PassContext& ctx) const override { return Canceller(ctx).mutate(graph); }
+  ir::Graph run(const ir::Graph& graph, PassContext& ctx) const override { return Canceller(graph, ctx).mutate(graph); }
 };
 
 }  // namespace

@@ -73,6 +73,17 @@ TEST(CancelTransposes, DifferentPermsOrRuntimeOperandsStay) {
   EXPECT_TRUE(same_graph(before, r.graph));
 }
 
+TEST(CancelTransposes, NeverAddsATransposeForOtherUsers) {
+  // T(x) feeds relu and is also a graph output: sinking it below relu would leave two transposes.
+  NodePtr x = make_input("x", {DType::kF32, {2, 3, 4}});
+  NodePtr t = transpose(x->output(), {2, 0, 1});
+  NodePtr relu = make_call("relu", {t->output()}, {});
+  Graph before({x}, {relu->output(), t->output()}, {"y", "t"});
+  PipelineResult r = run_passes(before, {"CancelTransposes"}, {});
+  EXPECT_FALSE(r.records[0].changed);
+  EXPECT_EQ(count_op(r.graph, "transpose"), 1);
+}
+
 TEST(CancelTransposes, SinksThroughConcatAndPad) {
   NodePtr x = make_input("x", {DType::kF32, {1, 2, 3, 4}});
   NodePtr w = make_input("w", {DType::kF32, {1, 5, 3, 4}});
