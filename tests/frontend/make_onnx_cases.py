@@ -275,7 +275,7 @@ def main():
     bad("unsupported_attr", [helper.make_node("Conv", ["x", "w"], ["y"], auto_pad="SAME_MIDDLE", name="conv0")],
         inits=[("w", randf(2, 4, 3, 3))])
     bad("unsupported_cast", [helper.make_node("Cast", ["x"], ["y"], to=TensorProto.STRING, name="cast0")])
-    bad("opset_too_old", [helper.make_node("Relu", ["x"], ["y"])], opset=9)
+    bad("opset_too_old", [helper.make_node("Relu", ["x"], ["y"])], opset=6)
     bad("opset_too_new", [helper.make_node("Relu", ["x"], ["y"])], opset=99)
     bad("conv4d", [helper.make_node("Reshape", ["x", "s"], ["r"]), helper.make_node("Conv", ["r", "w"], ["y"], name="c4d")],
         inits=[("s", np.array([1, 4, 3, 3, 3, 3], np.int64)), ("w", randf(2, 4, 1, 1, 1, 1))])

@@ -10,3 +10,10 @@ add_test(NAME frontend.make_onnx_cases
          COMMAND sh -c "/usr/bin/python3 '${PROJECT_SOURCE_DIR}/tests/frontend/make_onnx_cases.py' '${PROJECT_BINARY_DIR}/onnx_cases' || { echo 'make_onnx_cases.py failed: the tests needing its models will skip'; rm -rf '${PROJECT_BINARY_DIR}/onnx_cases'; }")
 set_tests_properties(frontend.make_onnx_cases PROPERTIES FIXTURES_SETUP onnx_cases TIMEOUT 300)
 kiln_add_fixture_gtest(frontend.onnx_import_cases "${CMAKE_CURRENT_LIST_DIR}/onnx_import_cases.cc" onnx_cases 300)
+
+# Old opsets (7..10) and other exporters' graph forms: models from make_onnx_opset_cases.py, run on
+# the reference executor and compiled.
+add_test(NAME frontend.make_onnx_opset_cases
+         COMMAND sh -c "/usr/bin/python3 '${PROJECT_SOURCE_DIR}/tests/frontend/make_onnx_opset_cases.py' '${PROJECT_BINARY_DIR}/onnx_opset' || { echo 'make_onnx_opset_cases.py failed: the tests needing its models will skip'; rm -rf '${PROJECT_BINARY_DIR}/onnx_opset'; }")
+set_tests_properties(frontend.make_onnx_opset_cases PROPERTIES FIXTURES_SETUP onnx_opset_cases TIMEOUT 300)
+kiln_add_fixture_gtest(frontend.onnx_opset_cases "${CMAKE_CURRENT_LIST_DIR}/onnx_opset_cases.cc" onnx_opset_cases 900)

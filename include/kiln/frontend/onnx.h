@@ -19,7 +19,7 @@
 
 namespace kiln::frontend {
 
-constexpr int kOnnxMinOpset = 11;
+constexpr int kOnnxMinOpset = 7;
 constexpr int kOnnxMaxOpset = 28;
 
 struct OnnxImportOptions {

@@ -14,7 +14,7 @@ Value ImportContext::value(const std::string& name) const {
   if (it == values_.end()) {
     throw UserError(UserErrorKind::kParse, model_name_ + ": " + (node_ ? node_subject() : "graph"),
                     "uses value '" + name + "', which no earlier node, input or initializer defines",
-                    "the model's nodes must be in topological order");
+                    "check the model: every value a node reads must be a graph input, an initializer or a node output");
   }
   return it->second;
 }

@@ -13,6 +13,7 @@
 #include "kiln/ir/verifier.h"
 #include "kiln/support/error.h"
 #include "kiln/support/logging.h"
+#include "node_order.h"
 #include "onnx_node.h"
 
 namespace kiln::frontend {
@@ -155,9 +156,43 @@ NDArray tensor_to_ndarray(const onnx::TensorProto& t, const std::string& model_d
   return a;
 }
 
+// A sparse tensor (a Constant's sparse_value) made dense: values [NNZ] at indices [NNZ] (linear)
+// or [NNZ, rank] (coordinates) into a tensor of `dims`, zeros elsewhere.
+NDArray sparse_to_ndarray(const onnx::SparseTensorProto& sp, const std::string& model_dir, const std::string& subject) {
+  NDArray values = tensor_to_ndarray(sp.values(), model_dir, subject + " values");
+  NDArray indices = tensor_to_ndarray(sp.indices(), model_dir, subject + " indices");
+  ir::Shape dims(sp.dims().begin(), sp.dims().end());
+  NDArray dense = NDArray::empty(values.dtype(), dims);
+  const int64_t nnz = values.numel(), total = dense.numel();
+  const int64_t rank = static_cast<int64_t>(dims.size());
+  const bool linear = indices.shape().size() == 1;
+  if (ir::is_float(indices.dtype()) || indices.numel() != (linear ? nnz : nnz * rank)) {
+    throw UserError(UserErrorKind::kParse, subject, "sparse tensor indices " + indices.type().to_string() + " do not fit " +
+                                                        std::to_string(nnz) + " values of a rank-" + std::to_string(rank) + " tensor");
+  }
+  for (int64_t k = 0; k < nnz; ++k) {
+    int64_t flat = 0;
+    if (linear) {
+      flat = static_cast<int64_t>(indices.get_as_double(k));
+    } else {
+      for (int64_t d = 0; d < rank; ++d) {
+        const auto idx = static_cast<int64_t>(indices.get_as_double(k * rank + d));
+        if (idx < 0 || idx >= dims[d]) flat = -1 - total;  // out of range
+        flat = flat * dims[d] + idx;
+      }
+    }
+    if (flat < 0 || flat >= total) throw UserError(UserErrorKind::kParse, subject, "sparse tensor index out of range");
+    dense.set_from_double(flat, values.get_as_double(k));
+  }
+  return dense;
+}
+
 OnnxNode decode_node(const onnx::NodeProto& p, const std::string& model_dir, int index) {
   OnnxNode node;
   node.op_type = p.op_type();
+  node.domain = p.domain();
+  // Empty or repeated names are made unique by prepare_nodes; errors while decoding use the name
+  // an empty one will get.
   node.name = p.name().empty() ? p.op_type() + "_" + std::to_string(index) : p.name();
   node.inputs.assign(p.input().begin(), p.input().end());
   node.outputs.assign(p.output().begin(), p.output().end());
@@ -176,6 +211,10 @@ OnnxNode decode_node(const onnx::NodeProto& p, const std::string& model_dir, int
         attr.kind = OnnxAttr::kTensor;
         attr.tensor = tensor_to_ndarray(a.t(), model_dir, "node '" + node.name + "' (" + node.op_type + ") attribute '" + a.name() + "'");
         break;
+      case onnx::AttributeProto::SPARSE_TENSOR:
+        attr.kind = OnnxAttr::kTensor;
+        attr.tensor = sparse_to_ndarray(a.sparse_tensor(), model_dir, "node '" + node.name + "' (" + node.op_type + ") attribute '" + a.name() + "'");
+        break;
       default:
         // Older writers leave `type` unset; infer it from the field that is present.
         if (a.type() == onnx::AttributeProto::UNDEFINED) {
@@ -189,6 +228,46 @@ OnnxNode decode_node(const onnx::NodeProto& p, const std::string& model_dir, int
     node.attrs[a.name()] = std::move(attr);
   }
   return node;
+}
+
+struct UnknownDim {
+  std::string input;
+  int axis;  // -1: the whole shape (rank) is unknown
+  std::string dim_param;
+  int rank;
+};
+
+// One error for every graph input dimension that is symbolic or missing, with an example command.
+[[noreturn]] void throw_unknown_dims(const std::string& display_name, const onnx::GraphProto& g,
+                                     const std::set<std::string>& initializers, const std::vector<UnknownDim>& unknown) {
+  std::string list, example;
+  for (const auto& u : unknown) {
+    list += "\n  input '" + u.input + "' " +
+            (u.axis < 0 ? std::string("has an unknown rank and shape")
+                        : "axis " + std::to_string(u.axis) + (u.dim_param.empty() ? " (no name)" : " ('" + u.dim_param + "')"));
+  }
+  for (const auto& vi : g.input()) {
+    if (initializers.count(vi.name())) continue;
+    bool listed = false;
+    for (const auto& u : unknown) listed = listed || u.input == vi.name();
+    if (!listed) continue;
+    std::string dims;
+    if (vi.type().tensor_type().has_shape()) {
+      const auto& shape = vi.type().tensor_type().shape();
+      for (int i = 0; i < shape.dim_size(); ++i) {
+        const auto& d = shape.dim(i);
+        dims += (i ? "," : "") + (d.has_dim_value() && d.dim_value() >= 0 ? std::to_string(d.dim_value()) : std::string("1"));
+      }
+    } else {
+      dims = "D0,D1,...";
+    }
+    example += " --input-shape " + vi.name() + ":" + dims;
+  }
+  throw UserError(UserErrorKind::kInvalidArgument, display_name,
+                  std::to_string(unknown.size()) + " input dimension" + (unknown.size() == 1 ? " is" : "s are") +
+                      " symbolic or unknown; Kiln compiles static shapes:" + list,
+                  "fix every one with --input-shape, e.g. kiln compile " + display_name + example +
+                      " -o model.so (1 stands for each unknown dimension; put your sizes)");
 }
 
 std::string supported_list() {
@@ -227,12 +306,23 @@ ir::Graph import_onnx_bytes(const std::string& bytes, const std::string& model_d
   for (const auto& imp : model.opset_import()) {
     if (imp.domain().empty() || imp.domain() == "ai.onnx") opset = static_cast<int>(imp.version());
   }
-  if (opset < kOnnxMinOpset || opset > kOnnxMaxOpset) {
+  if (opset < 0) {
+    throw UserError(UserErrorKind::kUnsupported, display_name, "imports no ai.onnx opset",
+                    "the model's opset_import must list the default domain (\"\" or ai.onnx)");
+  }
+  if (opset < kOnnxMinOpset) {
     throw UserError(UserErrorKind::kUnsupported, display_name,
-                    opset < 0 ? "imports no ai.onnx opset"
-                              : "uses ai.onnx opset " + std::to_string(opset) + ", outside the supported range " +
-                                    std::to_string(kOnnxMinOpset) + ".." + std::to_string(kOnnxMaxOpset),
-                    "convert the model with onnx.version_converter to an opset in that range");
+                    "uses ai.onnx opset " + std::to_string(opset) + "; Kiln reads opsets " + std::to_string(kOnnxMinOpset) + ".." +
+                        std::to_string(kOnnxMaxOpset) + " (opsets 1-6 predate ONNX's broadcasting rules and are not read)",
+                    "re-export the model at opset " + std::to_string(kOnnxMinOpset) +
+                        " or newer (e.g. torch.onnx.export(..., opset_version=13)), or upgrade it once with "
+                        "onnx.version_converter.convert_version(model, 13)");
+  }
+  if (opset > kOnnxMaxOpset) {
+    throw UserError(UserErrorKind::kUnsupported, display_name,
+                    "uses ai.onnx opset " + std::to_string(opset) + ", newer than the newest Kiln reads (" +
+                        std::to_string(kOnnxMaxOpset) + ")",
+                    "export the model at opset " + std::to_string(kOnnxMaxOpset) + " or older");
   }
   const onnx::GraphProto& g = model.graph();
   ImportContext ctx(opset, display_name);
@@ -249,8 +339,10 @@ ir::Graph import_onnx_bytes(const std::string& bytes, const std::string& model_d
     t->clear_float_data();
   }
 
-  // Graph inputs that are not initializers.
+  // Graph inputs that are not initializers. An initializer also listed as a graph input (older IR
+  // versions list every weight there) is the constant: Kiln compiles weights in.
   std::vector<ir::NodePtr> inputs;
+  std::vector<UnknownDim> unknown_dims;  // symbolic dims without --input-shape, all reported at once
   std::set<std::string> input_names;
   for (const auto& vi : g.input()) {
     if (initializer_names.count(vi.name())) continue;
@@ -292,25 +384,26 @@ ir::Graph import_onnx_bytes(const std::string& bytes, const std::string& model_d
       }
     } else {
       if (!tt.has_shape()) {
-        throw UserError(UserErrorKind::kInvalidArgument, subject, "has an unknown rank and shape",
-                        "fix it with --input-shape " + vi.name() + ":D0,D1,...");
+        unknown_dims.push_back({vi.name(), -1, "", 0});
+        continue;
       }
+      bool known = true;
       for (int i = 0; i < tt.shape().dim_size(); ++i) {
         const auto& d = tt.shape().dim(i);
         if (!d.has_dim_value() || d.dim_value() < 0) {
-          throw UserError(UserErrorKind::kInvalidArgument, subject,
-                          "dimension " + std::to_string(i) + (d.dim_param().empty() ? "" : " ('" + d.dim_param() + "')") +
-                              " is unknown; Kiln compiles static shapes",
-                          "fix it with --input-shape " + vi.name() + ":D0,D1,...");
+          unknown_dims.push_back({vi.name(), i, d.dim_param(), tt.shape().dim_size()});
+          known = false;
         }
-        shape.push_back(d.dim_value());
+        shape.push_back(d.has_dim_value() ? d.dim_value() : -1);
       }
+      if (!known) continue;
     }
     ctx.unique_name(vi.name());
     ir::NodePtr node = ir::make_input(vi.name(), {dtype, shape});
     inputs.push_back(node);
     ctx.define(vi.name(), node->output());
   }
+  if (!unknown_dims.empty()) throw_unknown_dims(display_name, g, initializer_names, unknown_dims);
   for (const auto& [name, array] : options.constant_inputs) {
     if (!input_names.count(name)) {
       throw UserError(UserErrorKind::kNotFound, "constant input '" + name + "'", "the model has no input of that name");
@@ -325,15 +418,23 @@ ir::Graph import_onnx_bytes(const std::string& bytes, const std::string& model_d
     }
   }
 
-  // Nodes, in the file's (topological) order.
-  const auto& table = onnx_import::converters();
+  // Nodes, decoded and put in topological order (exporters do not always sort them).
+  std::vector<OnnxNode> nodes;
+  nodes.reserve(g.node_size());
   for (int i = 0; i < g.node_size(); ++i) {
-    const auto& p = g.node(i);
-    OnnxNode node = decode_node(p, model_dir, i);
+    nodes.push_back(decode_node(g.node(i), model_dir, i));
+    if (g.node(i).name().empty()) nodes.back().name.clear();
+    model.mutable_graph()->mutable_node(i)->clear_attribute();  // the decoded copy is the one kept
+  }
+  std::set<std::string> defined = initializer_names;
+  for (const auto& vi : g.input()) defined.insert(vi.name());
+  onnx_import::prepare_nodes(nodes, defined, display_name);
+  const auto& table = onnx_import::converters();
+  for (OnnxNode& node : nodes) {
     ctx.begin_node(&node);
-    if (!(p.domain().empty() || p.domain() == "ai.onnx")) {
+    if (!(node.domain.empty() || node.domain == "ai.onnx")) {
       throw UserError(UserErrorKind::kUnsupported, ctx.node_subject(),
-                      "operator domain '" + p.domain() + "' is not supported (only ai.onnx)", "supported operators: " + supported_list());
+                      "operator domain '" + node.domain + "' is not supported (only ai.onnx)", "supported operators: " + supported_list());
     }
     auto it = table.find(node.op_type);
     if (it == table.end()) {
@@ -355,6 +456,7 @@ ir::Graph import_onnx_bytes(const std::string& bytes, const std::string& model_d
       }
       ctx.define(node.outputs[k], outs[k]);
     }
+    node.attrs.clear();  // constants hold their data now
   }
   ctx.begin_node(nullptr);
 

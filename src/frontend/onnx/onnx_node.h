@@ -29,6 +29,7 @@ struct OnnxAttr {
 
 struct OnnxNode {
   std::string op_type;
+  std::string domain;  // "" or "ai.onnx" for the default domain
   std::string name;
   std::vector<std::string> inputs;   // "" for an omitted optional input
   std::vector<std::string> outputs;  // "" for an omitted optional output
@@ -110,6 +111,9 @@ void add_tensor_converters(std::map<std::string, Converter>& table);
 void add_math_converters(std::map<std::string, Converter>& table);
 // Conv, ConvTranspose, Max/Average/Lp pooling at spatial rank 1-3 (onnx_ops_conv.cc).
 void add_conv_converters(std::map<std::string, Converter>& table);
+// Wraps the current converters with the translation of their older opsets (onnx_ops_legacy.cc);
+// called after every other add_*_converters.
+void add_legacy_converters(std::map<std::string, Converter>& table);
 
 }  // namespace kiln::frontend::onnx_import
 

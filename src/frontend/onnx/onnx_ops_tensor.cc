@@ -29,8 +29,8 @@ std::vector<Value> convert_constant(ImportContext& ctx) {
   if (attrs.size() != 1) ctx.fail_invalid("must have exactly one value attribute");
   const auto& [name, attr] = *attrs.begin();
   NDArray data;
-  if (name == "value") {
-    data = *ctx.attr_tensor("value");
+  if (name == "value" || name == "sparse_value") {  // a sparse tensor is decoded dense
+    data = *ctx.attr_tensor(name);
   } else if (name == "value_float") {
     data = NDArray::scalar(DType::kF32, ctx.attr_float("value_float", 0));
   } else if (name == "value_int") {
@@ -45,7 +45,7 @@ std::vector<Value> convert_constant(ImportContext& ctx) {
     data = NDArray::empty(DType::kI64, {static_cast<int64_t>(v.size())});
     std::copy(v.begin(), v.end(), data.mutable_data<int64_t>().begin());
   } else {
-    ctx.fail_attr(name, "is not supported (string and sparse constants are not)");
+    ctx.fail_attr(name, "is not supported (Kiln has no string tensors)");
   }
   return {ctx.constant(data, ctx.node().outputs.at(0))};
 }
