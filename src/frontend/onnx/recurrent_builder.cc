@@ -185,6 +185,23 @@ Value RecurrentBuilder::concat(std::vector<Value> pieces, int64_t axis) {
   return pieces.at(0);
 }
 
+std::vector<Value> RecurrentBuilder::split_rows(Value x) {
+  constexpr int64_t kFanOut = 8;
+  const int64_t n = x.type().shape[0];
+  if (n == 1) return {x};
+  const int64_t chunk = n <= kFanOut ? 1 : (n + kFanOut - 1) / kFanOut;
+  std::vector<int64_t> sizes;
+  for (int64_t left = n; left > 0; left -= chunk) sizes.push_back(std::min(chunk, left));
+  std::vector<Value> parts = ctx_.call("split", {x}, Attrs().set("axis", int64_t{0}).set("sizes", sizes));
+  if (chunk == 1) return parts;
+  std::vector<Value> rows;
+  for (const Value& p : parts) {
+    std::vector<Value> sub = split_rows(p);
+    rows.insert(rows.end(), sub.begin(), sub.end());
+  }
+  return rows;
+}
+
 Value RecurrentBuilder::activate(const Activation& a, Value x) {
   const std::string& n = a.name;
   if (n == "Sigmoid") return ctx_.call1("sigmoid", {x});
@@ -240,12 +257,7 @@ std::vector<std::vector<std::vector<Value>>> RecurrentBuilder::input_projection(
   Value pieces_src = reshape(xw, {T, B, DG, H});
   if (B > 1 && DG > 1) pieces_src = ctx_.call1("transpose", {pieces_src}, Attrs().set("perm", std::vector<int64_t>{0, 2, 1, 3}));
   pieces_src = reshape(pieces_src, {T * DG, B, H});
-  std::vector<Value> pieces;
-  if (T * DG == 1) {
-    pieces.push_back(pieces_src);
-  } else {
-    pieces = ctx_.call("split", {pieces_src}, Attrs().set("axis", int64_t{0}).set("sizes", std::vector<int64_t>(static_cast<size_t>(T * DG), 1)));
-  }
+  std::vector<Value> pieces = split_rows(pieces_src);
   std::vector<std::vector<std::vector<Value>>> out(static_cast<size_t>(D), std::vector<std::vector<Value>>(static_cast<size_t>(G)));
   for (int64_t t = 0; t < T; ++t) {
     for (int64_t d = 0; d < D; ++d) {

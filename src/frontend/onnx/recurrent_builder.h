@@ -69,6 +69,10 @@ class RecurrentBuilder {
   // concat of many pieces as a tree of at most 8-way concats (each output element reads at most
   // 8 candidates per level instead of all T).
   ir::Value concat(std::vector<ir::Value> pieces, int64_t axis);
+  // x split along axis 0 into rows of size 1, as a tree of at most 8-way splits (one split kernel
+  // with thousands of outputs takes minutes to compile; the tree's kernels have few outputs and
+  // equal-sized chunks share a kernel).
+  std::vector<ir::Value> split_rows(ir::Value x);
 
   // f(x) for one activation, in graph ops.
   ir::Value activate(const Activation& a, ir::Value x);
@@ -77,7 +81,7 @@ class RecurrentBuilder {
 
   // The input projection of every step and gate: xw[d][g][t] is the [1, B, H] piece of
   // X_t W_{d,g}^T + bias (bias_rows[d][g]: which halves of B to add, 0 = none, 1 = Wb, 2 = Wb + Rb).
-  // One matmul for all steps, gates and directions, then one split into the pieces.
+  // One matmul for all steps, gates and directions, then a tree of splits into the pieces.
   std::vector<std::vector<std::vector<ir::Value>>> input_projection(const std::vector<int>& bias_parts);
   // R_{d,g}^T as [H, H] (folds when R is a constant).
   ir::Value recurrent_weight(int64_t d, int64_t g);
