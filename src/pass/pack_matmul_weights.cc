@@ -13,12 +13,15 @@
 //     row) when it divides N, else layout_block when that does, else 2 x layout_block capped at
 //     N rounded up to the lanes; a product whose packed weights would be padded beyond
 //     FoldConstant's growth limit is left alone.
+//   - the same constant packed the same way by several products is packed once;
 //   - Anything else (a non-constant b: batched attention products; 1-D operands; trans_a) is left
 //     alone; the matmul kernel packs those itself.
 // Numerics: the product accumulates in the same order as the matmul kernel; the gemm form rounds
 // alpha * (a b) and the add of beta * c separately (the reference gemm rounds once): ~1 ulp.
 // Stats: "packed", "batch_rows_merged".
 #include <algorithm>
+#include <map>
+#include <tuple>
 
 #include "kiln/ir/graph_visitor.h"
 #include "kiln/pass/pass.h"
@@ -58,8 +61,11 @@ class Packer : public ir::GraphMutator {
                                                static_cast<double>(opt.fold_small_limit))) {
       return rebuild_call(node, args);
     }
-    const Value packed =
-        ir::make_call("pack_matmul_b", {w}, Attrs().set("n_block", nb).set("trans_b", int64_t{tb ? 1 : 0}))->output();
+    // One packing per weight (an unrolled recurrent layer multiplies by the same R at every step).
+    Value& packed = packed_[{w.node.get(), nb, tb}];
+    if (!packed.defined()) {
+      packed = ir::make_call("pack_matmul_b", {w}, Attrs().set("n_block", nb).set("trans_b", int64_t{tb ? 1 : 0}))->output();
+    }
     // A batch of row blocks times the same weights is one product of all the rows: a [B..., M, K]
     // with prod(B) > 1 runs as [prod(B) * M, K] (a view), so that e.g. a [197, 1, 768] input
     // (sequence-first attention) is one 197-row GEMM instead of 197 one-row GEMVs.
@@ -102,6 +108,7 @@ class Packer : public ir::GraphMutator {
 
   PassContext& ctx_;
   NameSupply names_;
+  std::map<std::tuple<const ir::Node*, int64_t, bool>, Value> packed_;  // (weights, n_block, trans_b)
   const int64_t lanes_;
   const ir::OpDef* matmul_ = op_ptr("matmul");
   const ir::OpDef* gemm_ = op_ptr("gemm");

@@ -104,6 +104,13 @@ std::vector<double> ImportContext::attr_floats(const std::string& name, std::vec
   return a->floats;
 }
 
+std::vector<std::string> ImportContext::attr_strings(const std::string& name, std::vector<std::string> fallback) const {
+  const OnnxAttr* a = find_attr(*node_, name);
+  if (!a) return fallback;
+  if (a->kind != OnnxAttr::kStrings) fail_attr(name, "must be a list of strings");
+  return a->strings;
+}
+
 const NDArray* ImportContext::attr_tensor(const std::string& name) const {
   const OnnxAttr* a = find_attr(*node_, name);
   if (!a) return nullptr;

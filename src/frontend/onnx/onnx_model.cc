@@ -207,6 +207,10 @@ OnnxNode decode_node(const onnx::NodeProto& p, const std::string& model_dir, int
         attr.kind = OnnxAttr::kFloats;
         attr.floats.assign(a.floats().begin(), a.floats().end());
         break;
+      case onnx::AttributeProto::STRINGS:
+        attr.kind = OnnxAttr::kStrings;
+        attr.strings.assign(a.strings().begin(), a.strings().end());
+        break;
       case onnx::AttributeProto::TENSOR:
         attr.kind = OnnxAttr::kTensor;
         attr.tensor = tensor_to_ndarray(a.t(), model_dir, "node '" + node.name + "' (" + node.op_type + ") attribute '" + a.name() + "'");

@@ -18,12 +18,13 @@
 namespace kiln::frontend::onnx_import {
 
 struct OnnxAttr {
-  enum Kind { kInt, kFloat, kString, kInts, kFloats, kTensor, kOther } kind = kOther;
+  enum Kind { kInt, kFloat, kString, kInts, kFloats, kStrings, kTensor, kOther } kind = kOther;
   int64_t i = 0;
   double f = 0;
   std::string s;
   std::vector<int64_t> ints;
   std::vector<double> floats;
+  std::vector<std::string> strings;
   ir::NDArray tensor;
 };
 
@@ -69,6 +70,7 @@ class ImportContext {
   std::string attr_string(const std::string& name, const std::string& fallback) const;
   std::vector<int64_t> attr_ints(const std::string& name, std::vector<int64_t> fallback) const;
   std::vector<double> attr_floats(const std::string& name, std::vector<double> fallback) const;
+  std::vector<std::string> attr_strings(const std::string& name, std::vector<std::string> fallback) const;
   const ir::NDArray* attr_tensor(const std::string& name) const;
 
   // ---- building ----
@@ -114,6 +116,7 @@ void add_conv_converters(std::map<std::string, Converter>& table);
 // Wraps the current converters with the translation of their older opsets (onnx_ops_legacy.cc);
 // called after every other add_*_converters.
 void add_legacy_converters(std::map<std::string, Converter>& table);
+void add_recurrent_converters(std::map<std::string, Converter>& table);
 
 }  // namespace kiln::frontend::onnx_import
 

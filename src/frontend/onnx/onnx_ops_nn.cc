@@ -182,6 +182,7 @@ const std::map<std::string, Converter>& converters() {
     add_tensor_converters(t);
     add_math_converters(t);
     add_conv_converters(t);
+    add_recurrent_converters(t);
     add_legacy_converters(t);  // last: wraps the converters above
     return t;
   }();
