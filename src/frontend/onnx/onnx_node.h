@@ -108,6 +108,8 @@ const std::map<std::string, Converter>& converters();
 void add_nn_converters(std::map<std::string, Converter>& table);
 void add_tensor_converters(std::map<std::string, Converter>& table);
 void add_math_converters(std::map<std::string, Converter>& table);
+void add_tensorops_converters(std::map<std::string, Converter>& table);  // onnx_ops_tensorops.cc
+void add_einsum_converters(std::map<std::string, Converter>& table);     // onnx_ops_einsum.cc
 
 }  // namespace kiln::frontend::onnx_import
 
