@@ -1,6 +1,7 @@
-// grid_sample (src/ir/ops/grid_sample.cc) as one injective compute: per output element, the
-// sampling coordinate of each spatial axis from the grid (f64, as the reference: unnormalize,
-// round half to even for nearest, clamp or reflect out-of-image coordinates), the taps of the mode
+// grid_sample (src/ir/ops/grid_sample.cc) as two injective stages: the sampling coordinate of
+// each output location and spatial axis from the grid (f64, as the reference: unnormalize, round
+// half to even for nearest, clamp or reflect out-of-image coordinates; materialized, part
+// "coord"), then per output element the taps of the mode
 // (1, 2 or 4 per axis) with their weights, and the weighted sum over every tap combination; a tap
 // outside the image reads 0 (zeros: read_or) or the clamped / reflected pixel.
 #include "kiln/topi/compute.h"
@@ -51,13 +52,17 @@ ComputeResult grid_sample_compute(const std::vector<Tensor>& in, const ir::Attrs
   const int pad = padding == "zeros" ? 0 : padding == "border" ? 1 : 2;
   const size_t s = x.shape().size() - 2;
   const int taps = m == 0 ? 1 : m == 1 ? 2 : 4;
-  return injective_result(tir::compute(
-      out[0].shape,
+  // The sampling coordinate of every output location and spatial axis, computed once (a
+  // materialized stage: the taps and weights below read it many times).
+  ir::Shape cshape = {x.shape()[0]};
+  for (size_t k = 0; k < s; ++k) cshape.push_back(out[0].shape[2 + k]);
+  cshape.push_back(static_cast<int64_t>(s));
+  const Tensor coord = tir::compute(
+      cshape,
       [&](const std::vector<Var>& i) {
-        std::vector<std::vector<Expr>> pos(s), weight(s);
-        for (size_t k = 0; k < s; ++k) {
-          std::vector<Expr> gidx = {i[0]};
-          for (size_t j = 0; j < s; ++j) gidx.push_back(i[2 + j]);
+        Expr value;
+        for (size_t k = s; k-- > 0;) {
+          std::vector<Expr> gidx(i.begin(), i.begin() + static_cast<long>(s + 1));
           gidx.push_back(Expr(static_cast<int64_t>(s - 1 - k)));
           const Expr g = cast_to(DType::kF64, grid(gidx));
           const double len = static_cast<double>(x.shape()[2 + k]);
@@ -69,6 +74,22 @@ ComputeResult grid_sample_compute(const std::vector<Tensor>& in, const ir::Attrs
             c = tir::select(outside, tir::min(tir::max(c, constant(DType::kF64, 0.0)), constant(DType::kF64, len - 1)), c);
           }
           if (pad == 2) c = reflect(c, lo, hi);
+          value = value.defined() ? tir::select(Expr(i[s + 1]) == Expr(static_cast<int64_t>(k)), c, value) : c;
+        }
+        return value;
+      },
+      "grid_sample_coord");
+  ComputeResult result = injective_result(tir::compute(
+      out[0].shape,
+      [&](const std::vector<Var>& i) {
+        std::vector<std::vector<Expr>> pos(s), weight(s);
+        for (size_t k = 0; k < s; ++k) {
+          std::vector<Expr> cidx = {i[0]};
+          for (size_t j = 0; j < s; ++j) cidx.push_back(i[2 + j]);
+          cidx.push_back(Expr(static_cast<int64_t>(k)));
+          const Expr c = coord(cidx);
+          const double len = static_cast<double>(x.shape()[2 + k]);
+          const double lo = align ? 0 : -0.5, hi = align ? len - 1 : len - 0.5;
           const Expr f = m == 0 ? c : tir::floor(c);
           const Expr base = cast_to(DType::kI64, f);
           if (m == 0) {
@@ -111,6 +132,8 @@ ComputeResult grid_sample_compute(const std::vector<Tensor>& in, const ir::Attrs
         return cast_to(x.dtype(), sum);
       },
       "grid_sample"));
+  result.parts["coord"] = coord;
+  return result;
 }
 KILN_REGISTER_COMPUTE(grid_sample, "grid_sample", grid_sample_compute);
 
