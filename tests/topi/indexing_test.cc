@@ -87,5 +87,16 @@ TEST(TopiSample, GridSample) {
             {Dist::uniform(), Dist::uniform(-1.2, 1.2)}, {1e-5, 1e-5}});
 }
 
+TEST(TopiSample, ResizeAntialias) {
+  for (const char* mode : {"linear", "cubic"}) {
+    for (int64_t ex : {0, 1}) {
+      check_op({"resize", {tt({1, 3, 29, 20})},
+                Attrs().set("sizes", Ints{1, 3, 8, 13}).set("mode", std::string(mode)).set("antialias", int64_t{1})
+                    .set("exclude_outside", ex),
+                {}, {1e-5, 1e-5}});
+    }
+  }
+}
+
 }  // namespace
 }  // namespace kiln::topi::testing

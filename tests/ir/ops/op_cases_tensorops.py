@@ -121,3 +121,13 @@ def add_cases(case, rng):
     gv = rand(1, 2, 3, 4, 3, lo=-1.1, hi=1.1)
     y = F.grid_sample(t64(xv), t64(gv), mode="bilinear", padding_mode="zeros", align_corners=False).numpy()
     case("grid_sample_3d_linear", "grid_sample", [xv, gv], [y.astype(np.float32)], {"mode": "linear"}, rtol=1e-4, atol=1e-5)
+
+    # resize with antialias (downscaling widens the filter) against PyTorch's antialiased
+    # bilinear / bicubic interpolation (half_pixel; PyTorch drops the taps outside the image and
+    # renormalizes, i.e. exclude_outside=1, and its bicubic uses a = -0.5).
+    xr = rand(1, 2, 23, 17)
+    for mode, torch_mode, extra in (("linear", "bilinear", {}), ("cubic", "bicubic", {"cubic_coeff_a": -0.5})):
+        for size in ((9, 7), (5, 17), (11, 4)):
+            y = F.interpolate(t64(xr), size=size, mode=torch_mode, antialias=True, align_corners=False).numpy()
+            case(f"resize_antialias_{mode}_{size[0]}x{size[1]}", "resize", [xr], [y.astype(np.float32)],
+                 dict({"sizes": [1, 2, size[0], size[1]], "mode": mode, "antialias": 1, "exclude_outside": 1}, **extra), rtol=1e-4, atol=1e-5)
