@@ -3,10 +3,12 @@
 //   stage k + 1 adding (multiplying) to each element the one 2^k before it along the axis, each
 //   stage materialized (a part) and vectorized over the whole tensor; reverse reads the axis
 //   mirrored, exclusive reads the previous position (the identity at the first).
-// - topk: the rank of every element in its line (how many elements come before it: larger, or
-//   equal with a smaller index; for smallest-first, smaller), then for output position j the
-//   element whose rank is j (a max-reduction of its index), and its value. Sorted by
-//   construction; equal values keep their index order, as the reference.
+// - topk, few of many (k <= 128 and 2k < n): k selection steps of two reductions each (the best
+//   value after the previous pick, then the first index holding it): O(k n).
+// - topk otherwise: the rank of every element in its line (how many elements come before it:
+//   larger, or equal with a smaller index; for smallest-first, smaller), then for output position
+//   j the element whose rank is j (a max-reduction of its index), and its value: O(n^2).
+//   Both are sorted by construction; equal values keep their index order, as the reference.
 // Sums and products accumulate in f32 for f16/bf16 (the reference in double) and in the integer
 // type itself for integers (wrapping, as the reference).
 #include "kiln/topi/compute.h"
@@ -77,6 +79,71 @@ ComputeResult scan_compute(const std::vector<Tensor>& in, const ir::Attrs& attrs
 KILN_REGISTER_COMPUTE(cumsum, "cumsum", scan_compute<false>);
 KILN_REGISTER_COMPUTE(cumprod, "cumprod", scan_compute<true>);
 
+// Few of many (k <= kMaxSelectionSteps, 2k < n): k selection steps, each two reductions over the
+// line: the best value after the previous pick in the order (value, then index), and the smallest
+// index holding it. O(k n) work instead of the rank method's O(n^2).
+constexpr int64_t kMaxSelectionSteps = 128;
+
+ComputeResult topk_by_selection(const Tensor& x, size_t axis, bool largest, int64_t k, const std::vector<ir::TensorType>& out) {
+  const int64_t n = x.shape()[axis];
+  const DType cdt = compute_dtype(x.dtype());
+  ir::Shape rows = x.shape();
+  rows.erase(rows.begin() + static_cast<long>(axis));
+  auto at = [&](const std::vector<Var>& row, const Expr& r) {
+    std::vector<Expr> idx = as_exprs(row);
+    idx.insert(idx.begin() + static_cast<long>(axis), r);
+    return cast_to(cdt, x(idx));
+  };
+  const Expr worst = largest ? tir::type_min(tir::Type(cdt)) : tir::type_max(tir::Type(cdt));
+  ComputeResult result;
+  result.schedule = ScheduleKind::kReduction;
+  std::vector<Tensor> value(static_cast<size_t>(k)), index(static_cast<size_t>(k));
+  for (int64_t j = 0; j < k; ++j) {
+    // Whether element r comes after pick j - 1 in the order.
+    auto eligible = [&](const std::vector<Var>& row, const Expr& r) -> Expr {
+      if (j == 0) return tir::make_bool(true);
+      const Expr xr = at(row, r), v = value[j - 1](as_exprs(row)), i = index[j - 1](as_exprs(row));
+      return (largest ? xr < v : xr > v) || ((xr == v) && (r > i));
+    };
+    tir::IterVar r = tir::reduce_axis(n, "r");
+    value[j] = tir::compute(
+        rows,
+        [&](const std::vector<Var>& row) {
+          const Expr v = tir::select(eligible(row, r.var()), at(row, r.var()), worst);
+          return largest ? tir::max_reduce(v, {r}) : tir::min_reduce(v, {r});
+        },
+        "topk_value" + std::to_string(j));
+    tir::IterVar q = tir::reduce_axis(n, "q");
+    index[j] = tir::compute(
+        rows,
+        [&](const std::vector<Var>& row) {
+          const Expr hit = eligible(row, q.var()) && (at(row, q.var()) == value[j](as_exprs(row)));
+          return tir::min_reduce(tir::select(hit, Expr(q.var()), Expr(n - 1)), {q});
+        },
+        "topk_index" + std::to_string(j));
+  }
+  auto gather = [&](const std::vector<Tensor>& picks, const std::vector<Var>& o) {
+    std::vector<Expr> row = as_exprs(o);
+    const Expr j = row[axis];
+    row.erase(row.begin() + static_cast<long>(axis));
+    Expr v = picks[static_cast<size_t>(k - 1)](row);
+    for (int64_t p = k - 1; p-- > 0;) v = tir::select(j == Expr(p), picks[static_cast<size_t>(p)](row), v);
+    return v;
+  };
+  Tensor indices = tir::compute(out[1].shape, [&](const std::vector<Var>& o) { return gather(index, o); }, "topk_indices");
+  result.outputs = {tir::compute(
+                        out[0].shape,
+                        [&](const std::vector<Var>& o) {
+                          std::vector<Expr> idx = as_exprs(o);
+                          idx[axis] = indices(as_exprs(o));
+                          return x(idx);
+                        },
+                        "topk_values"),
+                    indices};
+  result.parts["anchor"] = value[0];
+  return result;
+}
+
 ComputeResult topk_compute(const std::vector<Tensor>& in, const ir::Attrs& attrs, const std::vector<ir::TensorType>& out,
                            const LayoutHints&) {
   const Tensor x = in[0];
@@ -90,6 +157,8 @@ ComputeResult topk_compute(const std::vector<Tensor>& in, const ir::Attrs& attrs
                       tir::compute(out[1].shape, [&](const std::vector<Var>&) { return Expr(int64_t{0}); }, "topk_indices")};
     return result;
   }
+  const int64_t k = out[0].shape[axis];
+  if (k <= kMaxSelectionSteps && 2 * k < n) return topk_by_selection(x, axis, largest, k, out);
   const DType cdt = compute_dtype(x.dtype());
   tir::IterVar r = tir::reduce_axis(n, "r");
   // rank[.., i, ..] = #{r : x[r] before x[i]}.

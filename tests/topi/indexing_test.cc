@@ -71,6 +71,10 @@ TEST(TopiSelect, TopK) {
   check_op({"topk", {tt({3, 40}, DType::kI32)}, Attrs().set("axis", int64_t{1}).set("k", int64_t{10}),
             {Dist::uniform(-3, 3)}, kExact});
   check_op({"topk", {tt({5, 8})}, Attrs().set("axis", int64_t{1}).set("k", int64_t{0}), {}, kExact});
+  // Few of many: the selection steps (k <= 128, 2k < n), with ties and both orders.
+  check_op({"topk", {tt({3, 500})}, Attrs().set("axis", int64_t{1}).set("k", int64_t{20}), {}, kExact});
+  check_op({"topk", {tt({300, 2}, DType::kI32)}, Attrs().set("axis", int64_t{0}).set("k", int64_t{9}).set("largest", int64_t{0}),
+            {Dist::uniform(-20, 20)}, kExact});
 }
 
 TEST(TopiSample, GridSample) {
