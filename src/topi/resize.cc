@@ -4,7 +4,8 @@
 // have weights from r = x_ori - base and indices clamped to the axis (edge repeat). The element
 // is the product-weighted sum over every resized axis's taps. Axes whose size and scale are
 // unchanged read the output index directly. exclude_outside renormalizes the in-range weights;
-// tf_crop_and_resize gives extrapolation_value outside the roi's image.
+// tf_crop_and_resize gives extrapolation_value outside the roi's image. antialias widens the
+// linear/cubic filter of a shrunk axis by 1/scale (more taps, normalized weights).
 #include <cmath>
 
 #include "kiln/topi/compute.h"
@@ -61,7 +62,26 @@ AxisTaps axis_taps(const Var& xo, int64_t in_len, int64_t out_len, double scale,
   const Expr base = tir::cast(tir::kIndexType, fl) - tir::select(integral, Expr(1), Expr(0));
   const Expr r = tir::select(integral, c(1), x_ori - fl);
   std::vector<std::pair<int64_t, Expr>> taps;  // (offset from base, weight)
-  if (mode == "cubic") {
+  if (attrs.get_int("antialias") != 0 && mode != "nearest" && scale < 1) {
+    // The filter widened by 1/scale, normalized (see the reference).
+    const double half = mode == "cubic" ? 2.0 : 1.0;
+    const int64_t start = static_cast<int64_t>(std::floor(-half / scale)) + 1, n = 2 - 2 * start;
+    Expr sum = c(0);
+    for (int64_t j = 0; j < n; ++j) {
+      const Expr t = tir::fabs((c(static_cast<double>(start + j)) - r) * c(scale));
+      Expr w;
+      if (mode == "cubic") {
+        const Expr near = ((t * c(a + 2) - c(a + 3)) * t * t) + c(1);
+        const Expr far = ((t * c(a) - c(5 * a)) * t + c(8 * a)) * t - c(4 * a);
+        w = tir::select(t <= c(1), near, tir::select(t < c(2), far, c(0)));
+      } else {
+        w = tir::max(c(0), c(1) - t);
+      }
+      taps.push_back({start + j, w});
+      sum = sum + w;
+    }
+    for (auto& [off, w] : taps) w = w / sum;
+  } else if (mode == "cubic") {
     const Expr r1 = r + c(1), q = c(1) - r, q1 = q + c(1);
     taps = {{-1, ((r1 * c(a) - c(5 * a)) * r1 + c(8 * a)) * r1 - c(4 * a)},
             {0, ((r * c(a + 2) - c(a + 3)) * r * r) + c(1)},
@@ -93,6 +113,13 @@ AxisTaps axis_taps(const Var& xo, int64_t in_len, int64_t out_len, double scale,
   return result;
 }
 
+// The taps of output coordinate xo from its index and weight tables ([out, taps]).
+AxisTaps table_taps(const std::vector<Tensor>& tables, const Var& xo) {
+  AxisTaps result;
+  for (int64_t j = 0; j < tables[0].shape()[1]; ++j) result.taps.push_back({tables[0]({xo, Expr(j)}), tables[1]({xo, Expr(j)})});
+  return result;
+}
+
 ComputeResult resize_compute(const std::vector<Tensor>& in, const ir::Attrs& attrs,
                              const std::vector<ir::TensorType>& out, const LayoutHints&) {
   const Tensor x = in[0];
@@ -105,7 +132,31 @@ ComputeResult resize_compute(const std::vector<Tensor>& in, const ir::Attrs& att
   const bool direct_nearest = attrs.get_string("mode") == "nearest" && attrs.get_int("exclude_outside") == 0;
   const DType dt = x.dtype();
   const double extrapolation = attrs.get_float("extrapolation_value");
-  return injective_result(tir::compute(
+  // Antialiased axes have many taps whose weights are normalized by their sum: their indices and
+  // weights per output coordinate are computed once into small tables (parts "taps<d>").
+  std::vector<std::vector<Tensor>> tables(rank);
+  ComputeResult result;
+  for (size_t d = 0; d < rank; ++d) {
+    const double scale = scales.empty() ? static_cast<double>(os[d]) / static_cast<double>(is[d]) : scales[d];
+    if (attrs.get_int("antialias") == 0 || attrs.get_string("mode") == "nearest" || !(scale < 1)) continue;
+    const double rs = roi.empty() ? 0.0 : roi[d], re = roi.empty() ? 1.0 : roi[rank + d];
+    const int64_t n = static_cast<int64_t>(axis_taps(Var("probe", tir::kIndexType), is[d], os[d], scale, rs, re, attrs).taps.size());
+    for (int part = 0; part < 2; ++part) {
+      tables[d].push_back(tir::compute(
+          {os[d], n},
+          [&](const std::vector<Var>& v) {
+            const AxisTaps t = axis_taps(v[0], is[d], os[d], scale, rs, re, attrs);
+            Expr value = part == 0 ? t.taps.back().index : t.taps.back().weight;
+            for (int64_t j = n - 1; j-- > 0;) {
+              value = tir::select(Expr(v[1]) == Expr(j), part == 0 ? t.taps[j].index : t.taps[j].weight, value);
+            }
+            return value;
+          },
+          "resize_taps" + std::to_string(d) + (part == 0 ? "_index" : "_weight")));
+      result.parts["taps" + std::to_string(d) + (part == 0 ? "_index" : "_weight")] = tables[d].back();
+    }
+  }
+  result.outputs = {tir::compute(
       os,
       [&](const std::vector<Var>& i) {
         std::vector<AxisTaps> axes(rank);
@@ -116,7 +167,7 @@ ComputeResult resize_compute(const std::vector<Tensor>& in, const ir::Attrs& att
           resized[d] = is[d] != os[d] || scale != 1.0 || ctm == "tf_crop_and_resize";
           if (!resized[d]) continue;
           const double rs = roi.empty() ? 0.0 : roi[d], re = roi.empty() ? 1.0 : roi[rank + d];
-          axes[d] = axis_taps(i[d], is[d], os[d], scale, rs, re, attrs);
+          axes[d] = tables[d].empty() ? axis_taps(i[d], is[d], os[d], scale, rs, re, attrs) : table_taps(tables[d], i[d]);
           if (axes[d].outside.defined()) outside = outside.defined() ? (outside || axes[d].outside) : axes[d].outside;
         }
         Expr value;
@@ -158,7 +209,8 @@ ComputeResult resize_compute(const std::vector<Tensor>& in, const ir::Attrs& att
         if (outside.defined()) value = tir::select(outside, constant(dt, extrapolation), value);
         return value;
       },
-      "resize"));
+      "resize")};
+  return result;
 }
 KILN_REGISTER_COMPUTE(resize, "resize", resize_compute);
 

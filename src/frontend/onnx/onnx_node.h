@@ -117,6 +117,8 @@ void add_conv_converters(std::map<std::string, Converter>& table);
 // called after every other add_*_converters.
 void add_legacy_converters(std::map<std::string, Converter>& table);
 void add_recurrent_converters(std::map<std::string, Converter>& table);
+void add_tensorops_converters(std::map<std::string, Converter>& table);  // onnx_ops_tensorops.cc
+void add_einsum_converters(std::map<std::string, Converter>& table);     // onnx_ops_einsum.cc
 
 }  // namespace kiln::frontend::onnx_import
 

@@ -98,7 +98,6 @@ std::vector<Value> convert_resize(ImportContext& ctx) {
   const std::string mode = ctx.attr_string("mode", "nearest");
   if (mode != "nearest" && mode != "linear" && mode != "cubic") ctx.fail_attr("mode", "is '" + mode + "'; expected nearest, linear or cubic");
   const std::string ctm = ctx.attr_string("coordinate_transformation_mode", "half_pixel");
-  if (ctx.attr_int("antialias", 0) != 0) ctx.fail_attr("antialias", "= 1 is not supported");
   const std::string policy = ctx.attr_string("keep_aspect_ratio_policy", "stretch");
   std::vector<int64_t> axes = ctx.attr_ints("axes", {});
   for (auto& a : axes) a = ctx.normalize_axis(a, rank, "axis");
@@ -158,6 +157,7 @@ std::vector<Value> convert_resize(ImportContext& ctx) {
       .set("extrapolation_value", ctx.attr_float("extrapolation_value", 0.0))
       .set("scales", scales)
       .set("roi", roi);
+  if (ctx.attr_int("antialias", 0) != 0) attrs.set("antialias", int64_t{1});
   return {ctx.call1("resize", {x}, attrs)};
 }
 
@@ -183,6 +183,8 @@ const std::map<std::string, Converter>& converters() {
     add_math_converters(t);
     add_conv_converters(t);
     add_recurrent_converters(t);
+    add_tensorops_converters(t);
+    add_einsum_converters(t);
     add_legacy_converters(t);  // last: wraps the converters above
     return t;
   }();

@@ -8,7 +8,9 @@
 // Neighbours of x_ori (base = floor(x_ori), or x_ori - 1 when x_ori is an integer, with ratio
 // x_ori - base in (0, 1]): nearest and linear use base, base+1; cubic base-1..base+2. Indices
 // outside the input repeat the edge; exclude_outside=1 drops them and renormalizes. Weights per
-// axis multiply; sums are in double.
+// axis multiply; sums are in double. antialias=1 (linear/cubic, an axis shrunk by scale s < 1)
+// widens the filter by 1/s: n = 2 - 2 * start taps base + start .. base + start + n - 1, start =
+// floor(-w / s) + 1 (w = 1 linear, 2 cubic), weight kernel(s * (start + j - r)), normalized to sum 1.
 #include <cmath>
 
 #include "ir/ops/dtype_dispatch.h"
@@ -79,7 +81,23 @@ std::vector<AxisTaps> axis_taps(int64_t in_len, int64_t out_len, double scale, d
     const int64_t base = static_cast<int64_t>(std::floor(x_ori)) - (integral ? 1 : 0);
     const double r = integral ? 1.0 : x_ori - std::floor(x_ori);
     std::vector<Tap> taps;
-    if (mode == "cubic") {
+    if (attrs.get_int("antialias") != 0 && mode != "nearest" && scale < 1) {
+      const double half = mode == "cubic" ? 2.0 : 1.0;
+      const int64_t start = static_cast<int64_t>(std::floor(-half / scale)) + 1, n = 2 - 2 * start;
+      double sum = 0;
+      for (int64_t j = 0; j < n; ++j) {
+        const double t = std::abs(scale * (static_cast<double>(start + j) - r));
+        double w;
+        if (mode == "cubic") {
+          w = t <= 1 ? ((a + 2) * t - (a + 3)) * t * t + 1 : t < 2 ? ((a * t - 5 * a) * t + 8 * a) * t - 4 * a : 0.0;
+        } else {
+          w = std::max(0.0, 1 - t);
+        }
+        taps.push_back({base + start + j, w});
+        sum += w;
+      }
+      for (Tap& t : taps) t.weight /= sum;
+    } else if (mode == "cubic") {
       const double r1 = r + 1, q = 1 - r, q1 = q + 1;
       taps = {{base - 1, ((a * r1 - 5 * a) * r1 + 8 * a) * r1 - 4 * a},
               {base, ((a + 2) * r - (a + 3)) * r * r + 1},
@@ -138,6 +156,8 @@ std::vector<TensorType> infer_resize(const std::vector<TensorType>& in, const At
               "has " + std::to_string(roi.size()) + " values; tf_crop_and_resize needs 2 * rank = " +
                   std::to_string(2 * rank) + " ([starts..., ends...], normalized)");
   }
+  const int64_t antialias = attrs.get_int("antialias");
+  if (antialias != 0 && antialias != 1) fail_attr("resize", "antialias", "is " + std::to_string(antialias) + ", expected 0 or 1");
   const int64_t exclude = attrs.get_int("exclude_outside");
   if (exclude != 0 && exclude != 1) fail_attr("resize", "exclude_outside", "is " + std::to_string(exclude) + ", expected 0 or 1");
   return {{x.dtype, Shape(sizes.begin(), sizes.end())}};
@@ -205,6 +225,7 @@ KILN_REGISTER_OP(resize) {
       {"scales", AttrKind::kFloats, AttrValue(std::vector<double>{}),
        "per-axis scales when ONNX gave scales (empty: sizes / input shape)"},
       {"roi", AttrKind::kFloats, AttrValue(std::vector<double>{}), "tf_crop_and_resize: [starts..., ends...]"},
+      {"antialias", AttrKind::kInt, AttrValue(int64_t{0}), "1: linear/cubic downscaling widens the filter by 1/scale"},
   };
   d.infer_type = infer_resize;
   d.reference = reference_resize;

@@ -269,6 +269,11 @@ TEST(OpRegistryContents, EveryOperatorIsComplete) {
       {"pack_matmul_b", OpPattern::kInjective}, {"matmul_packed", OpPattern::kOutEWiseFusable},
       // Winograd convolution (ConvertConvToWinograd).
       {"winograd_weight_transform", OpPattern::kOpaque}, {"conv2d_winograd_nchwc", OpPattern::kOutEWiseFusable},
+      // Indexing, scans, selection and sampling (indexing.cc, scan_topk.cc, grid_sample.cc).
+      {"gather_elements", OpPattern::kInjective}, {"gather_nd", OpPattern::kInjective},
+      {"scatter_elements", OpPattern::kOpaque}, {"reverse_sequence", OpPattern::kInjective},
+      {"cumsum", OpPattern::kOpaque}, {"cumprod", OpPattern::kOpaque}, {"topk", OpPattern::kOpaque},
+      {"grid_sample", OpPattern::kInjective},
   };
   for (const auto& [name, pattern] : contract) {
     const OpDef* op = OpRegistry::global().find(name);
