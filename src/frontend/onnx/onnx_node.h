@@ -108,6 +108,9 @@ const std::map<std::string, Converter>& converters();
 void add_nn_converters(std::map<std::string, Converter>& table);
 void add_tensor_converters(std::map<std::string, Converter>& table);
 void add_math_converters(std::map<std::string, Converter>& table);
+void add_attention_converters(std::map<std::string, Converter>& table);
+void add_transformer_converters(std::map<std::string, Converter>& table);
+void add_loss_converters(std::map<std::string, Converter>& table);
 
 }  // namespace kiln::frontend::onnx_import
 

@@ -273,6 +273,9 @@ const std::map<std::string, Converter>& converters() {
     add_nn_converters(t);
     add_tensor_converters(t);
     add_math_converters(t);
+    add_attention_converters(t);
+    add_transformer_converters(t);
+    add_loss_converters(t);
     return t;
   }();
   return table;
