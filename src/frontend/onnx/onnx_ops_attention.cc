@@ -92,6 +92,26 @@ bool has_fully_masked_row(const NDArray& bias) {
   return false;
 }
 
+// The additive bias (broadcastable to [B, Hq, Sq, Skv]) as a rank-4 tensor broadcastable to the
+// grouped view [B, Hkv, reps * Sq, Skv]: per-query-head biases reshaped, head-independent ones
+// repeated `reps` times along the rows (a constant bias folds at import).
+Value group_bias(ImportContext& ctx, Value bias, int64_t hq, int64_t hkv, int64_t sq) {
+  Shape b = bias.type().shape;
+  if (b.size() > 4) ctx.fail_invalid("attn_mask has rank " + std::to_string(b.size()) + "; expected at most 4");
+  while (b.size() < 4) b.insert(b.begin(), 1);
+  bias = reshape(ctx, bias, b);
+  const int64_t reps = hq / hkv;
+  if (reps == 1) return bias;
+  if (b[1] == hq) {
+    const Shape e = {b[0], hq, sq, b[3]};
+    if (b != e) bias = ctx.call1("expand", {bias}, Attrs().set("shape", std::vector<int64_t>(e.begin(), e.end())));
+    return reshape(ctx, bias, {b[0], hkv, reps * sq, b[3]});
+  }
+  if (b[1] != 1) ctx.fail_invalid("the attention bias has " + std::to_string(b[1]) + " heads; expected 1 or " + std::to_string(hq));
+  if (b[2] == 1) return bias;
+  return ctx.call1("concat", std::vector<Value>(static_cast<size_t>(reps), bias), Attrs().set("axis", int64_t{2}));
+}
+
 std::vector<Value> convert_attention(ImportContext& ctx) {
   Value q = ctx.input(0), k = ctx.input(1), v = ctx.input(2);
   const int64_t rank = q.type().rank();
@@ -172,18 +192,21 @@ std::vector<Value> convert_attention(ImportContext& ctx) {
     bias = add_bias(ctx, bias, additive(ctx, at_least_one(ctx, ctx.call1("add", {nonpad, cols})), dt));
   }
 
-  // Scores [B, Hq, Sq, Skv]; grouped-query heads share their K/V head without copies.
+  // Everything below works on the grouped view [B, Hkv, reps * Sq, Skv]: query head h = g * reps + r
+  // is row block r of group g, so each K/V head serves its query heads in one batched matmul and
+  // nothing is repeated or reshaped between the matmuls, the bias add and the softmax.
   const int64_t reps = hq / hkv;
+  const Shape grouped = {batch, hkv, reps * sq, skv};
+  const Shape full = {batch, hq, sq, skv};
   const double scale = ctx.has_attr("scale") ? ctx.attr_float("scale", 1.0) : 1.0 / std::sqrt(static_cast<double>(head));
-  Value qg = reshape(ctx, q, {batch, hkv, reps * sq, head});
-  Value scores = ctx.call1("matmul", {qg, transpose(ctx, k, {0, 1, 3, 2})});
-  scores = reshape(ctx, scores, {batch, hq, sq, skv});
+  Value scores = ctx.call1("matmul", {reshape(ctx, q, {batch, hkv, reps * sq, head}), transpose(ctx, k, {0, 1, 3, 2})});
   if (scale != 1.0) scores = ctx.call1("mul", {scores, scalar(ctx, dt, scale, "attention_scale")});
   const double softcap = ctx.attr_float("softcap", 0.0);
   if (softcap > 0) {
     Value t = ctx.call1("tanh", {ctx.call1("mul", {scores, scalar(ctx, dt, 1.0 / softcap, "attention_inv_softcap")})});
     scores = ctx.call1("mul", {t, scalar(ctx, dt, softcap, "attention_softcap")});
   }
+  if (bias.defined()) bias = group_bias(ctx, bias, hq, hkv, sq);
   const int64_t mode = ctx.attr_int("qk_matmul_output_mode", 0);
   if (mode < 0 || mode > 3) ctx.fail_attr("qk_matmul_output_mode", "is " + std::to_string(mode) + "; expected 0, 1, 2 or 3");
   Value qk_out = scores;
@@ -207,15 +230,18 @@ std::vector<Value> convert_attention(ImportContext& ctx) {
   if (bias.defined()) {
     const bool constant_bias = bias.node->kind() == ir::NodeKind::kConstant;
     if (!constant_bias || has_fully_masked_row(bias.node->as_constant().data())) {
-      const int64_t last = bias.type().rank() - 1;
-      Value row_max = ctx.call1("reduce_max", {bias}, Attrs().set("axes", std::vector<int64_t>{last}).set("keepdims", int64_t{1}));
+      Value row_max = ctx.call1("reduce_max", {bias}, Attrs().set("axes", std::vector<int64_t>{3}).set("keepdims", int64_t{1}));
       Value masked = ctx.call1("equal", {row_max, scalar(ctx, dt, -kInf, "attention_neg_inf")});
       probs = ctx.call1("where", {masked, scalar(ctx, dt, 0.0, "attention_zero"), probs});
     }
   }
   if (mode == 3) qk_out = probs;
+  if (ctx.node().outputs.size() > 3 && !ctx.node().outputs[3].empty()) {
+    if (qk_out.type().shape != grouped) qk_out = ctx.call1("expand", {qk_out}, Attrs().set("shape", std::vector<int64_t>(grouped.begin(), grouped.end())));
+    qk_out = reshape(ctx, qk_out, full);
+  }
 
-  Value y = ctx.call1("matmul", {reshape(ctx, probs, {batch, hkv, reps * sq, skv}), v});
+  Value y = ctx.call1("matmul", {probs, v});
   y = reshape(ctx, y, {batch, hq, sq, vhead});
   if (rank == 3) y = reshape(ctx, transpose(ctx, y, {0, 2, 1, 3}), {batch, sq, hq * vhead});
   std::vector<Value> outs = {y, present_key, present_value, qk_out};

@@ -4,7 +4,8 @@
 //   RotaryEmbedding (23) -> slices, multiplies by the cos/sin caches (gathered by position_ids
 //     when given), adds and concats: rotate-half or interleaved pairs, partial rotation
 //     (rotary_embedding_dim), 4-D [B, heads, S, head] or 3-D [B, S, hidden] input with num_heads;
-//   SwiGLU (28) -> a * sigmoid(alpha * a) * b.
+//   SwiGLU (28) -> a * sigmoid(alpha * a) * b;
+//   Size -> a constant (static shapes).
 // All of them are elementwise/injective after the decomposition, so FuseOps makes them one or a
 // few kernels.
 #include "kiln/support/error.h"
@@ -120,12 +121,19 @@ std::vector<Value> convert_swiglu(ImportContext& ctx) {
   return {ctx.call1("mul", {ctx.call1("mul", {a, ctx.call1("sigmoid", {arg})}), b})};
 }
 
+// Size: the element count, a constant (shapes are static). Function bodies (LayerNormalization's,
+// RMSNormalization's) use it.
+std::vector<Value> convert_size(ImportContext& ctx) {
+  return {ctx.constant(NDArray::scalar(DType::kI64, static_cast<double>(ctx.input(0).type().numel())), "size")};
+}
+
 }  // namespace
 
 void add_transformer_converters(std::map<std::string, Converter>& table) {
   table["RMSNormalization"] = convert_rms_norm;
   table["RotaryEmbedding"] = convert_rotary_embedding;
   table["SwiGLU"] = convert_swiglu;
+  table["Size"] = convert_size;
 }
 
 }  // namespace kiln::frontend::onnx_import
