@@ -24,7 +24,7 @@ const std::vector<PassEntry>& pass_table() {
       {"SimplifyInference", make_simplify_inference}, {"FoldConstant", make_fold_constant},
       {"EliminateCommonSubexpr", make_eliminate_common_subexpr}, {"DeadCodeElimination", make_dead_code_elimination},
       {"AlterOpLayout", make_alter_op_layout}, {"FuseOps", make_fuse_ops},
-      {"FuseLayerNorm", make_fuse_layer_norm}, {"PackMatmulWeights", make_pack_matmul_weights},
+      {"FuseLayerNorm", make_fuse_layer_norm}, {"FuseRmsNorm", make_fuse_rms_norm}, {"PackMatmulWeights", make_pack_matmul_weights},
       {"ConvertConvToWinograd", make_convert_conv_to_winograd}, {"CancelTransposes", make_cancel_transposes},
   };
   return table;
@@ -53,10 +53,10 @@ std::vector<std::string> passes_for_level(int opt_level) {
     case 1: return {"CancelTransposes", "SimplifyInference", "FoldConstant", "DeadCodeElimination"};
     case 2:
       return {"CancelTransposes", "SimplifyInference", "FoldConstant", "EliminateCommonSubexpr", "FuseLayerNorm",
-              "DeadCodeElimination", "FuseOps"};
+              "FuseRmsNorm", "DeadCodeElimination", "FuseOps"};
     case 3:
       return {"CancelTransposes",      "SimplifyInference",     "FoldConstant",        "EliminateCommonSubexpr", "FuseLayerNorm",
-              "DeadCodeElimination",   "AlterOpLayout",       "PackMatmulWeights",      "FoldConstant",
+              "FuseRmsNorm", "DeadCodeElimination",   "AlterOpLayout",       "PackMatmulWeights",      "FoldConstant",
               "ConvertConvToWinograd", "EliminateCommonSubexpr", "DeadCodeElimination", "FuseOps"};
     default:
       throw UserError(UserErrorKind::kInvalidArgument, "opt level " + std::to_string(opt_level),

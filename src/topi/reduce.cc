@@ -1,5 +1,5 @@
 // Reductions and the normalizations built from them: reduce_sum/mean/max, global pooling,
-// softmax, log_softmax, layer_norm. Each reduction is its own compute stage (a Reduce is the whole
+// softmax, log_softmax, layer_norm, rms_norm. Each reduction is its own compute stage (a Reduce is the whole
 // body of a compute); the elementwise steps around them are computes that the reduction schedule
 // inlines. An empty reduction (a reduced extent of 0) is one compute filling the identity. Sums
 // accumulate in f32 for f32/f16/bf16 (the reference uses double: the difference grows with the
@@ -373,6 +373,63 @@ ComputeResult layer_norm_compute(const std::vector<Tensor>& in, const ir::Attrs&
   return r;
 }
 KILN_REGISTER_COMPUTE(layer_norm, "layer_norm", layer_norm_compute);
+
+// rms_norm: x * rsqrt(mean(x^2) + eps) * scale. Over the last axis the sum of squares is a lane
+// reduction per row and 1 / sqrt(ms + eps) a per-row part ("row.rstd"), so the row schedule makes
+// it one pass (as layer_norm); over several trailing axes a plain reduction stage.
+ComputeResult rms_norm_compute(const std::vector<Tensor>& in, const ir::Attrs& attrs,
+                               const std::vector<ir::TensorType>&, const LayoutHints& hints) {
+  const Tensor x = in[0], scale = in[1];
+  const size_t axis = static_cast<size_t>(attrs.get_int("axis"));
+  const double eps = attrs.get_float("epsilon");
+  const DType dt = x.dtype(), ct = compute_dtype(dt);
+  const size_t rank = x.shape().size();
+  const ir::Shape outer(x.shape().begin(), x.shape().begin() + static_cast<long>(axis));
+  int64_t count = 1;
+  for (size_t d = axis; d < rank; ++d) count *= x.shape()[d];
+  const double inv = count == 0 ? 0.0 : 1.0 / static_cast<double>(count);
+  ComputeResult r;
+  r.schedule = ScheduleKind::kReduction;
+  Tensor sq;
+  if (axis + 1 == rank && x.shape().back() > 0) {
+    sq = lane_reduce(
+        r, outer, x.shape().back(), hints.vector_lanes_f32, ct, Kind::kSum,
+        [&](const std::vector<Expr>& o, const Expr& j) {
+          const Expr v = cast_to(ct, x(at(o, j)));
+          return v * v;
+        },
+        "rms_norm_sqsum");
+  } else {
+    std::vector<tir::IterVar> rv;
+    for (size_t d = axis; d < rank; ++d) rv.push_back(tir::reduce_axis(x.shape()[d], "r" + std::to_string(d)));
+    sq = tir::compute(
+        outer,
+        [&](const std::vector<Var>& o) {
+          std::vector<Expr> idx = as_exprs(o);
+          for (const auto& v : rv) idx.push_back(v.var());
+          const Expr v = cast_to(ct, x(idx));
+          return tir::sum(v * v, rv);
+        },
+        "rms_norm_sqsum");
+  }
+  Tensor rstd = tir::compute(
+      outer,
+      [&](const std::vector<Var>& o) { return Expr(constant(ct, 1.0)) / tir::sqrt(sq(as_exprs(o)) * inv + eps); },
+      "rms_norm_rstd");
+  r.parts["anchor"] = sq;
+  if (axis + 1 == rank) r.parts["row.rstd"] = rstd;
+  r.outputs = {tir::compute(
+      x.shape(),
+      [&](const std::vector<Var>& i) {
+        const std::vector<Expr> o(i.begin(), i.begin() + static_cast<long>(axis));
+        const std::vector<Var> tail(i.begin() + static_cast<long>(axis), i.end());
+        const Expr y = cast_to(ct, x(as_exprs(i))) * rstd(o) * cast_to(ct, scale(broadcast_indices(tail, scale.shape())));
+        return cast_to(dt, y);
+      },
+      "rms_norm")};
+  return r;
+}
+KILN_REGISTER_COMPUTE(rms_norm, "rms_norm", rms_norm_compute);
 
 }  // namespace
 }  // namespace kiln::topi

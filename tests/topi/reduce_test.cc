@@ -58,6 +58,18 @@ TEST(TopiReduce, LayerNorm) {
   check_op({"layer_norm", {tt({3, 1000}), tt({1000}), tt({1})}, Attrs().set("axis", int64_t{1}), {}, kSum});
 }
 
+// rms_norm: last axis (one-pass rows: lengths around the vector width, a parallel row loop, a
+// row longer than the per-row buffers), several trailing axes (plain reduction).
+TEST(TopiReduce, RmsNorm) {
+  for (int64_t n : {1, 7, 8, 17, 64, 129}) {
+    check_op({"rms_norm", {tt({2, 3, n}), tt({n})}, Attrs().set("axis", int64_t{2}), {}, kSum});
+  }
+  check_op({"rms_norm", {tt({64, 301}), tt({301})}, Attrs().set("axis", int64_t{1}).set("epsilon", 1e-6), {}, kSum});
+  check_op({"rms_norm", {tt({2, 13, 7}), tt({13, 7})}, Attrs().set("axis", int64_t{1}), {}, kSum});
+  check_op({"rms_norm", {tt({4, 33}), tt({1})}, Attrs().set("axis", int64_t{1}), {Dist::uniform(10, 12)}, kSum});
+  check_op({"rms_norm", {tt({2, 16390}), tt({16390})}, Attrs().set("axis", int64_t{1}), {}, {1e-4, 1e-4}});
+}
+
 // The last-axis forms run as vector lane reductions: row lengths below, at and around the vector
 // width (tails of every size on AVX2 and AVX-512), rank 1 to 4, and rows far from zero mean.
 TEST(TopiReduce, LastAxisRowsAtOddSizes) {

@@ -13,7 +13,7 @@
 // after a named pass (or all) to a stream. Opt levels (docs/passes.md):
 //   O0: nothing (types are inferred when nodes are built: make_call runs each op's inference).
 //   O1: CancelTransposes, SimplifyInference, FoldConstant, DeadCodeElimination.
-//   O2: O1 + EliminateCommonSubexpr and FuseLayerNorm (after CSE, before DCE), then FuseOps.
+//   O2: O1 + EliminateCommonSubexpr, FuseLayerNorm and FuseRmsNorm (after CSE, before DCE), then FuseOps.
 //   O3: O2 with AlterOpLayout and PackMatmulWeights (+ FoldConstant to pre-transform the weights,
 //       ConvertConvToWinograd,
 //       CSE, DCE) before FuseOps.
@@ -90,6 +90,7 @@ std::unique_ptr<Pass> make_dead_code_elimination();
 std::unique_ptr<Pass> make_fuse_ops();
 std::unique_ptr<Pass> make_alter_op_layout();
 std::unique_ptr<Pass> make_fuse_layer_norm();
+std::unique_ptr<Pass> make_fuse_rms_norm();
 std::unique_ptr<Pass> make_pack_matmul_weights();
 std::unique_ptr<Pass> make_convert_conv_to_winograd();
 std::unique_ptr<Pass> make_cancel_transposes();

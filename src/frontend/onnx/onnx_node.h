@@ -119,6 +119,9 @@ void add_legacy_converters(std::map<std::string, Converter>& table);
 void add_recurrent_converters(std::map<std::string, Converter>& table);
 void add_tensorops_converters(std::map<std::string, Converter>& table);  // onnx_ops_tensorops.cc
 void add_einsum_converters(std::map<std::string, Converter>& table);     // onnx_ops_einsum.cc
+void add_attention_converters(std::map<std::string, Converter>& table);
+void add_transformer_converters(std::map<std::string, Converter>& table);
+void add_loss_converters(std::map<std::string, Converter>& table);
 
 }  // namespace kiln::frontend::onnx_import
 

@@ -185,6 +185,9 @@ const std::map<std::string, Converter>& converters() {
     add_recurrent_converters(t);
     add_tensorops_converters(t);
     add_einsum_converters(t);
+    add_attention_converters(t);
+    add_transformer_converters(t);
+    add_loss_converters(t);
     add_legacy_converters(t);  // last: wraps the converters above
     return t;
   }();

@@ -314,6 +314,13 @@ def build_cases():
         y0 = (rd - mu) / np.sqrt(var + 1e-5) * sc.astype(np.float64)
         case(f"layer_norm_nobias_axis{axis}", "layer_norm", [r, sc], [y0.astype(np.float32)], {"axis": axis},
              rtol=1e-5, atol=1e-5)
+    for axis in (1, 2):
+        norm = rd.shape[axis:]
+        sc = rand(*norm[-1:])
+        ms = (rd * rd).mean(axis=tuple(range(axis, 3)), keepdims=True)
+        y = rd / np.sqrt(ms + 1e-6) * sc.astype(np.float64)
+        case(f"rms_norm_axis{axis}", "rms_norm", [r, sc], [y.astype(np.float32)], {"axis": axis, "epsilon": 1e-6},
+             rtol=1e-5, atol=1e-5)
     bx = rand(2, 3, 7, 5)
     bs, bb, bm, bv = rand(3), rand(3), rand(3), rand(3, lo=0.1, hi=2)
     c = lambda v: v.astype(np.float64).reshape(1, 3, 1, 1)

@@ -261,6 +261,7 @@ TEST(OpRegistryContents, EveryOperatorIsComplete) {
       {"gather", OpPattern::kInjective}, {"expand", OpPattern::kBroadcast}, {"pad", OpPattern::kInjective},
       {"resize", OpPattern::kInjective}, {"cast", OpPattern::kElemwise}, {"reduce_mean", OpPattern::kCommReduce},
       {"reduce_sum", OpPattern::kCommReduce}, {"reduce_max", OpPattern::kCommReduce}, {"layer_norm", OpPattern::kOpaque},
+      {"rms_norm", OpPattern::kOpaque},
       // Blocked layouts and fused groups (graph passes: docs/passes.md).
       {"layout_transform", OpPattern::kInjective}, {"conv2d_nchwc", OpPattern::kOutEWiseFusable},
       {"max_pool2d_nchwc", OpPattern::kOutEWiseFusable}, {"avg_pool2d_nchwc", OpPattern::kOutEWiseFusable},

@@ -1,0 +1,139 @@
+// ONNX -> graph IR converters for the transformer building blocks besides Attention:
+//   RMSNormalization (23) -> rms_norm (axis resolved; stash_type 1 = float accumulation, which the
+//     reference's double and the kernel's f32 both satisfy);
+//   RotaryEmbedding (23) -> slices, multiplies by the cos/sin caches (gathered by position_ids
+//     when given), adds and concats: rotate-half or interleaved pairs, partial rotation
+//     (rotary_embedding_dim), 4-D [B, heads, S, head] or 3-D [B, S, hidden] input with num_heads;
+//   SwiGLU (28) -> a * sigmoid(alpha * a) * b;
+//   Size -> a constant (static shapes).
+// All of them are elementwise/injective after the decomposition, so FuseOps makes them one or a
+// few kernels.
+#include "kiln/support/error.h"
+#include "onnx_node.h"
+
+namespace kiln::frontend::onnx_import {
+namespace {
+
+using ir::Attrs;
+using ir::DType;
+using ir::NDArray;
+using ir::Shape;
+using ir::Value;
+
+Value reshape_to(ImportContext& ctx, const Value& x, const Shape& shape) {
+  if (x.type().shape == shape) return x;
+  return ctx.call1("reshape", {x}, Attrs().set("shape", std::vector<int64_t>(shape.begin(), shape.end())));
+}
+
+// x[..., begin:end] along `axis`.
+Value slice_axis(ImportContext& ctx, const Value& x, int64_t axis, int64_t begin, int64_t end) {
+  if (begin == 0 && end == x.type().shape[axis]) return x;
+  return ctx.call1("strided_slice", {x},
+                   Attrs().set("begins", std::vector<int64_t>{begin}).set("ends", std::vector<int64_t>{end}).set("axes", std::vector<int64_t>{axis}));
+}
+
+std::vector<Value> convert_rms_norm(ImportContext& ctx) {
+  Value x = ctx.input(0);
+  const int64_t axis = ctx.normalize_axis(ctx.attr_int("axis", -1), x.type().rank(), "axis");
+  const int64_t stash = ctx.attr_int("stash_type", 1);
+  if (stash != 1) ctx.fail_attr("stash_type", "is " + std::to_string(stash) + "; only 1 (float32 accumulation) is supported");
+  Value scale = ctx.input(1);
+  if (scale.type().dtype != x.type().dtype) scale = ctx.call1("cast", {scale}, Attrs().set("dtype", x.type().dtype));
+  return {ctx.call1("rms_norm", {x, scale}, Attrs().set("axis", axis).set("epsilon", ctx.attr_float("epsilon", 1e-5)))};
+}
+
+std::vector<Value> convert_rotary_embedding(ImportContext& ctx) {
+  Value x = ctx.input(0);
+  const Shape in = x.type().shape;
+  const int64_t rank = x.type().rank();
+  if (rank != 3 && rank != 4) ctx.fail_invalid("input has rank " + std::to_string(rank) + "; expected 3 or 4");
+  const int64_t batch = in[0];
+  // Work on [B, heads, S, head] (4-D) or [B, S, heads, head] (3-D); `seq_axis` is S's axis.
+  int64_t head = in[3 % rank];
+  if (rank == 3) {
+    const int64_t heads = ctx.attr_int("num_heads", 0);
+    if (heads <= 0) ctx.fail_attr("num_heads", "must be given and positive for a 3-D input");
+    if (in[2] % heads != 0) ctx.fail_invalid("hidden size " + std::to_string(in[2]) + " is not a multiple of num_heads " + std::to_string(heads));
+    head = in[2] / heads;
+    x = reshape_to(ctx, x, {batch, in[1], heads, head});
+  } else {
+    head = in[3];
+  }
+  const int64_t seq = rank == 3 ? in[1] : in[2];
+  int64_t rot = ctx.attr_int("rotary_embedding_dim", 0);
+  if (rot == 0) rot = head;
+  if (rot < 0 || rot > head || rot % 2 != 0) {
+    ctx.fail_attr("rotary_embedding_dim", "is " + std::to_string(rot) + "; expected an even number <= the head size " + std::to_string(head));
+  }
+  const int64_t half = rot / 2;
+  Value cos = ctx.input(1), sin = ctx.input(2);
+  if (ctx.has_input(3)) {
+    cos = ctx.call1("gather", {cos, ctx.input(3)}, Attrs().set("axis", int64_t{0}));
+    sin = ctx.call1("gather", {sin, ctx.input(3)}, Attrs().set("axis", int64_t{0}));
+  }
+  for (const Value* c : {&cos, &sin}) {
+    const Shape& cs = c->type().shape;
+    if (cs.size() != 3 || cs[2] != half || cs[1] != seq || (cs[0] != batch && cs[0] != 1)) {
+      ctx.fail_invalid("cos/sin cache (after position_ids) has shape " + c->type().to_string() + "; expected [" + std::to_string(batch) +
+                       ", " + std::to_string(seq) + ", " + std::to_string(half) + "]");
+    }
+  }
+  if (cos.type().dtype != x.type().dtype) cos = ctx.call1("cast", {cos}, Attrs().set("dtype", x.type().dtype));
+  if (sin.type().dtype != x.type().dtype) sin = ctx.call1("cast", {sin}, Attrs().set("dtype", x.type().dtype));
+  const bool interleaved = ctx.attr_int("interleaved", 0) != 0;
+  // Caches broadcast against x's layout (the heads axis gets 1); interleaved pairs get a trailing 1.
+  const int64_t cb = cos.type().shape[0];
+  Shape cache_shape = rank == 3 ? Shape{cb, seq, 1, half} : Shape{cb, 1, seq, half};
+  if (interleaved) cache_shape.push_back(1);
+  cos = reshape_to(ctx, cos, cache_shape);
+  sin = reshape_to(ctx, sin, cache_shape);
+  const Shape xs = x.type().shape;
+  Value x_rot = slice_axis(ctx, x, 3, 0, rot);
+  Value x1, x2;
+  int64_t pair_axis = 3;
+  if (interleaved) {
+    Shape pairs = {xs[0], xs[1], xs[2], half, 2};
+    x_rot = reshape_to(ctx, x_rot, pairs);
+    pair_axis = 4;
+    x1 = slice_axis(ctx, x_rot, 4, 0, 1);
+    x2 = slice_axis(ctx, x_rot, 4, 1, 2);
+  } else {
+    x1 = slice_axis(ctx, x_rot, 3, 0, half);
+    x2 = slice_axis(ctx, x_rot, 3, half, rot);
+  }
+  Value real = ctx.call1("sub", {ctx.call1("mul", {cos, x1}), ctx.call1("mul", {sin, x2})});
+  Value imag = ctx.call1("add", {ctx.call1("mul", {sin, x1}), ctx.call1("mul", {cos, x2})});
+  Value rotated = ctx.call1("concat", {real, imag}, Attrs().set("axis", pair_axis));
+  rotated = reshape_to(ctx, rotated, {xs[0], xs[1], xs[2], rot});
+  Value y = rotated;
+  if (rot < head) y = ctx.call1("concat", {rotated, slice_axis(ctx, x, 3, rot, head)}, Attrs().set("axis", int64_t{3}));
+  return {reshape_to(ctx, y, in)};
+}
+
+std::vector<Value> convert_swiglu(ImportContext& ctx) {
+  Value a = ctx.input(0), b = ctx.input(1);
+  if (a.type() != b.type()) {
+    ctx.fail_invalid("A " + a.type().to_string() + " and B " + b.type().to_string() + " must have the same shape and type");
+  }
+  const double alpha = ctx.attr_float("alpha", 1.0);
+  Value arg = a;
+  if (alpha != 1.0) arg = ctx.call1("mul", {a, ctx.constant(NDArray::scalar(a.type().dtype, alpha), "swiglu_alpha")});
+  return {ctx.call1("mul", {ctx.call1("mul", {a, ctx.call1("sigmoid", {arg})}), b})};
+}
+
+// Size: the element count, a constant (shapes are static). Function bodies (LayerNormalization's,
+// RMSNormalization's) use it.
+std::vector<Value> convert_size(ImportContext& ctx) {
+  return {ctx.constant(NDArray::scalar(DType::kI64, static_cast<double>(ctx.input(0).type().numel())), "size")};
+}
+
+}  // namespace
+
+void add_transformer_converters(std::map<std::string, Converter>& table) {
+  table["RMSNormalization"] = convert_rms_norm;
+  table["RotaryEmbedding"] = convert_rotary_embedding;
+  table["SwiGLU"] = convert_swiglu;
+  table["Size"] = convert_size;
+}
+
+}  // namespace kiln::frontend::onnx_import
