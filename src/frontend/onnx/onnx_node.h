@@ -108,6 +108,8 @@ const std::map<std::string, Converter>& converters();
 void add_nn_converters(std::map<std::string, Converter>& table);
 void add_tensor_converters(std::map<std::string, Converter>& table);
 void add_math_converters(std::map<std::string, Converter>& table);
+void add_elementwise_ext_converters(std::map<std::string, Converter>& table);  // onnx_ops_elementwise_ext.cc
+void add_reduce_norm_converters(std::map<std::string, Converter>& table);      // onnx_ops_reduce_norm.cc
 
 }  // namespace kiln::frontend::onnx_import
 

@@ -273,6 +273,8 @@ const std::map<std::string, Converter>& converters() {
     add_nn_converters(t);
     add_tensor_converters(t);
     add_math_converters(t);
+    add_elementwise_ext_converters(t);
+    add_reduce_norm_converters(t);
     return t;
   }();
   return table;
