@@ -9,7 +9,8 @@
 //   InstanceNormalization -> instance_norm; GroupNormalization -> instance_norm of x reshaped to
 //   [N, G, C/G * spatial], reshaped back, times scale, plus bias per channel (opset 18: scale and
 //   bias per group, repeated over the group's channels; 21: per channel); LRN -> lrn;
-//   LpNormalization -> x / reduce_sum(|x|) or x / sqrt(reduce_sum(x * x)) along axis;
+//   LpNormalization -> x / reduce_sum(|x|) or x / sqrt(reduce_sum(x * x)) along axis (a zero norm
+//   divides by 1); ReduceMin of bool runs on u8;
 //   MeanVarianceNormalization -> its ONNX function body: (x - E[x]) / (sqrt(E[x^2] - E[x]^2) + 1e-9).
 #include <algorithm>
 #include <string>
@@ -70,8 +71,15 @@ Converter reduce(Composite kind) {
     // noop_with_empty_axes: ONNX's reference still applies the elementwise part (|x|, x^2, ...).
     auto sum = [&](const Value& v) { return r.noop ? v : ctx.call1("reduce_sum", {v}, reduce_attrs(r.axes, r.keepdims)); };
     switch (kind) {
-      case Composite::kMin:
-        return std::vector<Value>{r.noop ? x : ctx.call1("reduce_min", {x}, reduce_attrs(r.axes, r.keepdims))};
+      case Composite::kMin: {
+        if (r.noop) return std::vector<Value>{x};
+        if (x.type().dtype == ir::DType::kBool) {  // bool (opset 20): the min of 0/1 as u8 ("all")
+          Value u = ctx.call1("cast", {x}, Attrs().set("dtype", ir::DType::kU8));
+          Value m = ctx.call1("reduce_min", {u}, reduce_attrs(r.axes, r.keepdims));
+          return std::vector<Value>{ctx.call1("cast", {m}, Attrs().set("dtype", ir::DType::kBool))};
+        }
+        return std::vector<Value>{ctx.call1("reduce_min", {x}, reduce_attrs(r.axes, r.keepdims))};
+      }
       case Composite::kProd:
         return std::vector<Value>{r.noop ? x : ctx.call1("reduce_prod", {x}, reduce_attrs(r.axes, r.keepdims))};
       case Composite::kL1: return std::vector<Value>{sum(ctx.call1("abs", {x}))};
@@ -205,6 +213,11 @@ std::vector<Value> convert_lp_norm(ImportContext& ctx) {
   const Attrs attrs = reduce_attrs({axis}, true);
   Value norm = p == 1 ? ctx.call1("reduce_sum", {ctx.call1("abs", {x})}, attrs)
                       : ctx.call1("sqrt", {ctx.call1("reduce_sum", {ctx.call1("mul", {x, x})}, attrs)});
+  // A zero norm divides by 1 instead (ONNX's reference: x / where(norm == 0, 1, norm)).
+  const ir::DType dt = x.type().dtype;
+  Value zero = ctx.constant(ir::NDArray::scalar(dt, 0.0), "zero");
+  Value one = ctx.constant(ir::NDArray::scalar(dt, 1.0), "one");
+  norm = ctx.call1("where", {ctx.call1("equal", {norm, zero}), one, norm});
   return {ctx.call1("div", {x, norm})};
 }
 
