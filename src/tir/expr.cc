@@ -161,13 +161,36 @@ const char* call_op_name(CallOp op) {
     case CallOp::kSin: return "sin";
     case CallOp::kCos: return "cos";
     case CallOp::kFma: return "fma";
+    case CallOp::kBitAnd: return "bit_and";
+    case CallOp::kBitOr: return "bit_or";
+    case CallOp::kBitXor: return "bit_xor";
+    case CallOp::kBitNot: return "bit_not";
+    case CallOp::kShiftLeft: return "shift_left";
+    case CallOp::kShiftRight: return "shift_right";
   }
   return "?";
 }
 
+bool is_bit_op(CallOp op) {
+  switch (op) {
+    case CallOp::kBitAnd:
+    case CallOp::kBitOr:
+    case CallOp::kBitXor:
+    case CallOp::kBitNot:
+    case CallOp::kShiftLeft:
+    case CallOp::kShiftRight: return true;
+    default: return false;
+  }
+}
+
 int call_op_arity(CallOp op) {
   switch (op) {
-    case CallOp::kPow: return 2;
+    case CallOp::kPow:
+    case CallOp::kBitAnd:
+    case CallOp::kBitOr:
+    case CallOp::kBitXor:
+    case CallOp::kShiftLeft:
+    case CallOp::kShiftRight: return 2;
     case CallOp::kFma: return 3;
     default: return 1;
   }
@@ -180,7 +203,11 @@ Expr Call::make(CallOp op, std::vector<Expr> args) {
     KILN_ICHECK(a.defined()) << call_op_name(op) << " with an undefined argument";
     KILN_ICHECK(a.type() == args[0].type()) << call_op_name(op) << " with arguments of different types";
   }
-  KILN_ICHECK(args[0].type().is_float()) << call_op_name(op) << " of non-float type " << args[0].type().to_string();
+  if (is_bit_op(op)) {
+    KILN_ICHECK(args[0].type().is_int_or_uint()) << call_op_name(op) << " of non-integer type " << args[0].type().to_string();
+  } else {
+    KILN_ICHECK(args[0].type().is_float()) << call_op_name(op) << " of non-float type " << args[0].type().to_string();
+  }
   auto* n = new Call(args[0].type());
   n->op = op;
   n->args = std::move(args);
@@ -255,6 +282,7 @@ const char* reduce_op_name(ReduceOp op) {
     case ReduceOp::kSum: return "sum";
     case ReduceOp::kMax: return "max";
     case ReduceOp::kMin: return "min";
+    case ReduceOp::kProd: return "prod";
   }
   return "?";
 }
@@ -323,6 +351,7 @@ Expr reduce_identity(ReduceOp op, Type t) {
     case ReduceOp::kSum: return make_zero(t);
     case ReduceOp::kMax: return type_min(t);
     case ReduceOp::kMin: return type_max(t);
+    case ReduceOp::kProd: return make_const(t, 1);
   }
   return Expr();
 }
@@ -466,7 +495,23 @@ Expr fma(Expr a, Expr b, Expr c) {
   return Call::make(CallOp::kFma, {std::move(a), std::move(b), std::move(c)});
 }
 
+#define KILN_TIR_BINARY_BIT_CALL(FN, OP)          \
+  Expr FN(Expr a, Expr b) {                        \
+    match_types(#FN, a, b);                        \
+    return Call::make(CallOp::OP, {std::move(a), std::move(b)}); \
+  }
+KILN_TIR_BINARY_BIT_CALL(bit_and, kBitAnd)
+KILN_TIR_BINARY_BIT_CALL(bit_or, kBitOr)
+KILN_TIR_BINARY_BIT_CALL(bit_xor, kBitXor)
+KILN_TIR_BINARY_BIT_CALL(shift_left, kShiftLeft)
+KILN_TIR_BINARY_BIT_CALL(shift_right, kShiftRight)
+#undef KILN_TIR_BINARY_BIT_CALL
+Expr bit_not(Expr a) { return Call::make(CallOp::kBitNot, {std::move(a)}); }
+
 Expr sum(Expr source, std::vector<IterVar> axis) { return Reduce::make(ReduceOp::kSum, std::move(source), std::move(axis)); }
+Expr prod_reduce(Expr source, std::vector<IterVar> axis) {
+  return Reduce::make(ReduceOp::kProd, std::move(source), std::move(axis));
+}
 Expr max_reduce(Expr source, std::vector<IterVar> axis) {
   return Reduce::make(ReduceOp::kMax, std::move(source), std::move(axis));
 }

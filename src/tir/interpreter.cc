@@ -324,10 +324,38 @@ class Interpreter {
     return r;
   }
 
+  // One lane of an integer bit operation (see CallOp in expr.h), wrapped to the type.
+  static int64_t bit_call(CallOp op, Type t, int64_t a, int64_t b) {
+    const int bits = t.bits();
+    const bool is_unsigned = t.is_uint();
+    uint64_t ua = static_cast<uint64_t>(a);
+    if (is_unsigned && bits < 64) ua &= (uint64_t{1} << bits) - 1;
+    switch (op) {
+      case CallOp::kBitAnd: return wrap_int(t.dtype, a & b);
+      case CallOp::kBitOr: return wrap_int(t.dtype, a | b);
+      case CallOp::kBitXor: return wrap_int(t.dtype, a ^ b);
+      case CallOp::kBitNot: return wrap_int(t.dtype, ~a);
+      case CallOp::kShiftLeft:
+        if (b < 0 || b >= bits) return 0;
+        return wrap_int(t.dtype, static_cast<int64_t>(ua << b));
+      case CallOp::kShiftRight:
+        if (is_unsigned) return (b < 0 || b >= bits) ? 0 : wrap_int(t.dtype, static_cast<int64_t>(ua >> b));
+        if (b < 0 || b >= bits) return a < 0 ? -1 : 0;
+        return a >> b;
+      default: KILN_IFAIL() << call_op_name(op) << " is not a bit operation";
+    }
+  }
+
   Value call(const Call* op) {
     std::vector<Value> args;
     for (const Expr& a : op->args) args.push_back(eval(a));
     Value r{op->type, {}, {}};
+    if (is_bit_op(op->op)) {
+      for (int l = 0; l < op->type.lanes; ++l) {
+        r.i.push_back(bit_call(op->op, op->type, args[0].i[l], args.size() > 1 ? args[1].i[l] : 0));
+      }
+      return r;
+    }
     for (int l = 0; l < op->type.lanes; ++l) {
       const double x = args[0].f[l];
       double v = 0;
@@ -347,6 +375,7 @@ class Interpreter {
         case CallOp::kSin: v = std::sin(x); break;
         case CallOp::kCos: v = std::cos(x); break;
         case CallOp::kFma: v = std::fma(x, args[1].f[l], args[2].f[l]); break;
+        default: KILN_IFAIL() << "unhandled call op " << call_op_name(op->op);
       }
       r.f.push_back(round_float(op->type.dtype, v));
     }

@@ -165,6 +165,7 @@ class NestBuilder {
         case ReduceOp::kSum: combined = acc + src; break;
         case ReduceOp::kMax: combined = max(acc, src); break;
         case ReduceOp::kMin: combined = min(acc, src); break;
+        case ReduceOp::kProd: combined = acc * src; break;
       }
       main = ProducerStore::make(st->op, combined, idx);
       init = ProducerStore::make(st->op, reduce_identity(red->op, Type(st->op.dtype())), idx);

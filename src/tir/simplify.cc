@@ -229,7 +229,7 @@ class Simplifier : public IRMutator {
   Expr visit(const Call* op) override {
     Expr e = IRMutator::visit(op);
     const auto* c = e.as<Call>();
-    if (!c) return e;
+    if (!c || is_bit_op(c->op)) return e;
     std::vector<double> args;
     for (const Expr& a : c->args) {
       double v;
@@ -253,6 +253,7 @@ class Simplifier : public IRMutator {
       case CallOp::kSin: r = std::sin(args[0]); break;
       case CallOp::kCos: r = std::cos(args[0]); break;
       case CallOp::kFma: r = std::fma(args[0], args[1], args[2]); break;
+      default: return e;
     }
     return make_const(c->type, r);
   }

@@ -1,4 +1,4 @@
-// Reductions and the normalizations built from them: reduce_sum/mean/max, global pooling,
+// Reductions and the normalizations built from them: reduce_sum/mean/max/min/prod, global pooling,
 // softmax, log_softmax, layer_norm, rms_norm. Each reduction is its own compute stage (a Reduce is the whole
 // body of a compute); the elementwise steps around them are computes that the reduction schedule
 // inlines. An empty reduction (a reduced extent of 0) is one compute filling the identity. Sums
@@ -15,7 +15,7 @@ namespace {
 
 using ir::DType;
 
-enum class Kind { kSum, kMean, kMax };
+enum class Kind { kSum, kMean, kMax, kMin, kProd };
 
 // A reduction over an empty set (a reduced extent is 0): the identity everywhere, as the reference
 // gives it: 0 (sum), nan (float mean; 0 for integers), the lowest value (max: -inf for floats).
@@ -23,7 +23,11 @@ ComputeResult empty_reduction(const std::string& op, DType dt, Kind kind, const 
   double identity = 0.0;
   if (kind == Kind::kMean && ir::is_float(dt)) identity = std::numeric_limits<double>::quiet_NaN();
   if (kind == Kind::kMax && ir::is_float(dt)) identity = -std::numeric_limits<double>::infinity();
-  const Expr value = kind == Kind::kMax && !ir::is_float(dt) ? tir::type_min(tir::Type(dt)) : constant(dt, identity);
+  if (kind == Kind::kMin && ir::is_float(dt)) identity = std::numeric_limits<double>::infinity();
+  if (kind == Kind::kProd) identity = 1.0;
+  Expr value = constant(dt, identity);
+  if (kind == Kind::kMax && !ir::is_float(dt)) value = tir::type_min(tir::Type(dt));
+  if (kind == Kind::kMin && !ir::is_float(dt)) value = tir::type_max(tir::Type(dt));
   return injective_result(tir::compute(
       out_shape, [&](const std::vector<Var>&) { return value; }, op));
 }
@@ -54,7 +58,12 @@ ComputeResult reduce_axes(const std::string& op, const Tensor& x, const std::vec
         size_t k = 0, r = 0;
         for (size_t d = 0; d < reduced.size(); ++d) idx.push_back(reduced[d] ? Expr(raxes[r++].var()) : Expr(i[k++]));
         const Expr v = cast_to(acc, x(idx));
-        return kind == Kind::kMax ? tir::max_reduce(v, raxes) : tir::sum(v, raxes);
+        switch (kind) {
+          case Kind::kMax: return tir::max_reduce(v, raxes);
+          case Kind::kMin: return tir::min_reduce(v, raxes);
+          case Kind::kProd: return tir::prod_reduce(v, raxes);
+          default: return tir::sum(v, raxes);
+        }
       },
       op + "_red");
   ComputeResult r;
@@ -110,6 +119,12 @@ KILN_REGISTER_COMPUTE(reduce_mean, "reduce_mean",
 KILN_REGISTER_COMPUTE(reduce_max, "reduce_max",
                       [](const std::vector<Tensor>& in, const ir::Attrs& a, const std::vector<ir::TensorType>& o,
                          const LayoutHints&) { return reduce_compute("reduce_max", Kind::kMax, in, a, o); });
+KILN_REGISTER_COMPUTE(reduce_min, "reduce_min",
+                      [](const std::vector<Tensor>& in, const ir::Attrs& a, const std::vector<ir::TensorType>& o,
+                         const LayoutHints&) { return reduce_compute("reduce_min", Kind::kMin, in, a, o); });
+KILN_REGISTER_COMPUTE(reduce_prod, "reduce_prod",
+                      [](const std::vector<Tensor>& in, const ir::Attrs& a, const std::vector<ir::TensorType>& o,
+                         const LayoutHints&) { return reduce_compute("reduce_prod", Kind::kProd, in, a, o); });
 KILN_REGISTER_COMPUTE(global_avg_pool, "global_avg_pool",
                       [](const std::vector<Tensor>& in, const ir::Attrs&, const std::vector<ir::TensorType>& o,
                          const LayoutHints&) { return global_pool("global_avg_pool", Kind::kMean, in, o); });

@@ -1,4 +1,5 @@
-// Row schedule of the last-axis normalizations (softmax, log_softmax, layer_norm; reduce.cc):
+// Row schedule of the last-axis normalizations (softmax, log_softmax, layer_norm; reduce.cc) and of
+// instance_norm (normalization_spatial.cc, rows = [N, C]):
 // one parallel loop over rows, and inside each row every stage the compute named "row.<...>"
 // (lane-reduction partials and totals, exp(x - max), 1 / sqrt(var + eps)) computed for that row
 // only, then the row's output in vectors. So a normalization is one pass over the rows with one
@@ -38,7 +39,14 @@ void schedule_rows(tir::Schedule& s, const ComputeResult& r, const Knobs& k) {
   const size_t rank = static_cast<size_t>(out.ndim());
   int64_t numel = 1;
   for (int64_t d : out.shape()) numel *= d;
-  const IterVar row = fuse_leading(so, rank - 1);
+  // A row is the output's leading axes that index the per-row reductions (the anchor's axes):
+  // all but the last for softmax/layer_norm, [N, C] for instance_norm (its spatial axes are the row).
+  const auto anchor = r.parts.find("anchor");
+  const size_t row_rank = anchor != r.parts.end() && anchor->second.ndim() >= 1 &&
+                                  static_cast<size_t>(anchor->second.ndim()) < rank
+                              ? static_cast<size_t>(anchor->second.ndim())
+                              : rank - 1;
+  const IterVar row = fuse_leading(so, row_rank);
   const int64_t n = out.shape().back();
   if (vector > 1 && n >= vector) {
     const IterVar last = so.leaf_axes().back();  // a copy: split rewrites the leaf list
@@ -57,13 +65,15 @@ void schedule_rows(tir::Schedule& s, const ComputeResult& r, const Knobs& k) {
     const IterVar last = ndata > 0 ? node->root_axis.back() : IterVar();
     const int64_t inner = ndata > 0 ? extent_of(last) : 0;
     if (!node->reduce_axis.empty()) {
-      if (vector > 1 && inner == vector) {  // lane partials: reduction outside, lanes in a vector
+      // Lane partials (the row's axes + lanes): reduction outside, lanes in a vector. A per-row
+      // total has only the row's axes; its last one is not a lane axis even when its extent is.
+      if (vector > 1 && inner == vector && ndata == row_rank + 1) {
         std::vector<IterVar> order = node->reduce_axis;
         order.push_back(last);
         st.reorder(order);
         st.vectorize(last);
       }
-    } else if (vector > 1 && ndata >= 1 && inner >= vector && inner == n) {  // a row of values
+    } else if (vector > 1 && ndata == rank && inner >= vector && inner == n) {  // a row of values
       auto [vo, vi] = st.split(last, vector);
       st.vectorize(vi);
     }

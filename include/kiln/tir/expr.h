@@ -174,10 +174,16 @@ struct Cast : public ExprNode {
 // Math intrinsics. All take and return floats of one type (elementwise on vectors).
 // kPow(x, y); kFma(a, b, c) = a*b+c rounded once; kSigmoid(x) = 1/(1+exp(-x));
 // kRound rounds half to even.
+// The bit operations take and return integers of one type (i*, u*): kBitAnd/Or/Xor(a, b),
+// kBitNot(a); kShiftLeft/kShiftRight(a, n) shift by n bits (logical for unsigned, arithmetic for
+// signed types), and a shift by n < 0 or n >= the type's bits gives 0 (-1 for a right shift of a
+// negative signed value), as numpy's wide shifts do.
 enum class CallOp : uint8_t {
   kExp, kLog, kSqrt, kRsqrt, kTanh, kErf, kSigmoid, kPow, kFabs, kFloor, kCeil, kRound, kSin,
-  kCos, kFma
+  kCos, kFma, kBitAnd, kBitOr, kBitXor, kBitNot, kShiftLeft, kShiftRight
 };
+// True for the integer bit operations above (kBitAnd ... kShiftRight).
+bool is_bit_op(CallOp op);
 const char* call_op_name(CallOp op);
 int call_op_arity(CallOp op);
 
@@ -246,7 +252,7 @@ class IterVar : public Ref<IterVarNode> {
 
 // TE-level: a commutative reduction of `source` over the reduction axes. Only allowed as the
 // whole body of a compute; loop-nest construction replaces it by an init and an update.
-enum class ReduceOp : uint8_t { kSum, kMax, kMin };
+enum class ReduceOp : uint8_t { kSum, kMax, kMin, kProd };
 const char* reduce_op_name(ReduceOp op);
 struct Reduce : public ExprNode {
   KILN_TIR_EXPR_NODE_HEADER(Reduce)
@@ -314,11 +320,18 @@ Expr round(Expr x);
 Expr sin(Expr x);
 Expr cos(Expr x);
 Expr fma(Expr a, Expr b, Expr c);
+Expr bit_and(Expr a, Expr b);
+Expr bit_or(Expr a, Expr b);
+Expr bit_xor(Expr a, Expr b);
+Expr bit_not(Expr a);
+Expr shift_left(Expr a, Expr n);
+Expr shift_right(Expr a, Expr n);
 
 // Reductions over reduction axes (IterVars of kind kReduce, see reduce_axis in tensor.h).
 Expr sum(Expr source, std::vector<IterVar> axis);
 Expr max_reduce(Expr source, std::vector<IterVar> axis);
 Expr min_reduce(Expr source, std::vector<IterVar> axis);
+Expr prod_reduce(Expr source, std::vector<IterVar> axis);
 
 // Structural equality of expressions (variables and buffers compare by identity).
 bool equal(const Expr& a, const Expr& b);

@@ -83,6 +83,7 @@ class CodeGenLLVM {
   llvm::Value* emit_cast(const tir::Cast* op);
   llvm::Value* emit_call(const tir::Call* op);
   llvm::Value* emit_math(tir::CallOp op, const std::vector<llvm::Value*>& args, const tir::Type& t);
+  llvm::Value* emit_bit_op(tir::CallOp op, const std::vector<llvm::Value*>& args, const tir::Type& t);
   // `bounded`: the caller guarantees x in [-87.3, 88.7] or NaN (one power-of-two factor).
   llvm::Value* emit_exp_f32(llvm::Value* x, bool bounded = false);
   llvm::Value* emit_tanh_f32(llvm::Value* x);

@@ -191,14 +191,41 @@ llvm::Value* CodeGenLLVM::emit_math(CallOp op, const std::vector<llvm::Value*>& 
     case CallOp::kSin: return intrinsic(llvm::Intrinsic::sin, a);
     case CallOp::kCos: return intrinsic(llvm::Intrinsic::cos, a);
     case CallOp::kFma: return intrinsic(llvm::Intrinsic::fma, a);
+    default: break;
   }
   KILN_IFAIL() << "unhandled call op " << call_op_name(op);
+}
+
+// The integer bit operations (CallOp kBitAnd ... kShiftRight): LLVM's and/or/xor, and shifts
+// guarded so that an amount outside [0, bits) gives 0 (or the sign, for a right shift of a signed
+// value) instead of LLVM's poison.
+llvm::Value* CodeGenLLVM::emit_bit_op(CallOp op, const std::vector<llvm::Value*>& a, const Type& t) {
+  switch (op) {
+    case CallOp::kBitAnd: return builder_.CreateAnd(a[0], a[1]);
+    case CallOp::kBitOr: return builder_.CreateOr(a[0], a[1]);
+    case CallOp::kBitXor: return builder_.CreateXor(a[0], a[1]);
+    case CallOp::kBitNot: return builder_.CreateNot(a[0]);
+    case CallOp::kShiftLeft:
+    case CallOp::kShiftRight: {
+      llvm::Type* ty = a[0]->getType();
+      llvm::Value* bits = llvm::ConstantInt::get(ty, static_cast<uint64_t>(t.bits()));
+      llvm::Value* wide = builder_.CreateICmpUGE(a[1], bits);  // also n < 0, read as unsigned
+      llvm::Value* zero = llvm::ConstantInt::get(ty, 0);
+      if (op == CallOp::kShiftLeft) return builder_.CreateSelect(wide, zero, builder_.CreateShl(a[0], a[1]));
+      if (t.is_uint()) return builder_.CreateSelect(wide, zero, builder_.CreateLShr(a[0], a[1]));
+      llvm::Value* amount = builder_.CreateSelect(wide, llvm::ConstantInt::get(ty, static_cast<uint64_t>(t.bits() - 1)), a[1]);
+      return builder_.CreateAShr(a[0], amount);
+    }
+    default: break;
+  }
+  KILN_IFAIL() << "unhandled bit op " << call_op_name(op);
 }
 
 llvm::Value* CodeGenLLVM::emit_call(const Call* op) {
   std::vector<llvm::Value*> args;
   for (const Expr& arg : op->args) args.push_back(emit_expr(arg));
   const Type& t = op->type;
+  if (is_bit_op(op->op)) return emit_bit_op(op->op, args, t);
   KILN_ICHECK(t.is_float()) << "math intrinsic " << call_op_name(op->op) << " on " << t.to_string();
   // f16 and bf16 are already f32 in registers: compute in f32.
   const Type compute = (t.dtype == DType::kF64) ? t : Type(DType::kF32, t.lanes);

@@ -122,6 +122,8 @@ void add_einsum_converters(std::map<std::string, Converter>& table);     // onnx
 void add_attention_converters(std::map<std::string, Converter>& table);
 void add_transformer_converters(std::map<std::string, Converter>& table);
 void add_loss_converters(std::map<std::string, Converter>& table);
+void add_elementwise_ext_converters(std::map<std::string, Converter>& table);  // onnx_ops_elementwise_ext.cc
+void add_reduce_norm_converters(std::map<std::string, Converter>& table);      // onnx_ops_reduce_norm.cc
 
 }  // namespace kiln::frontend::onnx_import
 

@@ -188,6 +188,8 @@ const std::map<std::string, Converter>& converters() {
     add_attention_converters(t);
     add_transformer_converters(t);
     add_loss_converters(t);
+    add_elementwise_ext_converters(t);
+    add_reduce_norm_converters(t);
     add_legacy_converters(t);  // last: wraps the converters above
     return t;
   }();

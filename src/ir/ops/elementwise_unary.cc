@@ -1,6 +1,9 @@
 // Elementwise unary operators (one table; one kernel template for every dtype):
 //   relu sigmoid tanh erf exp log sqrt neg abs reciprocal hard_swish, leaky_relu(alpha),
-//   hard_sigmoid(alpha, beta), clip(min, max), gelu(approximate).
+//   hard_sigmoid(alpha, beta), clip(min, max), gelu(approximate);
+//   math: sin cos tan asin acos atan sinh cosh asinh acosh atanh floor ceil round (half to even)
+//   sign; activations: elu(alpha) selu(alpha, gamma) celu(alpha) softplus softsign mish
+//   thresholded_relu(alpha) shrink(lambd, bias) swish(alpha).
 // Float inputs are computed in double and rounded once to the output type (f16/bf16 decoded
 // first); integer inputs (relu, neg, abs, clip) are computed exactly in int64 and wrap like numpy.
 #include <cmath>
@@ -100,7 +103,71 @@ const std::vector<UnaryDef>& unary_defs() {
   return defs;
 }
 
+// Attributes (name, default, doc) -> Params{a, b}.
+Params alpha_param(const Attrs& attrs) { return Params{attrs.get_float("alpha"), 0, false}; }
+AttrSpec float_attr(const char* name, double value, const char* doc) {
+  return {name, AttrKind::kFloat, AttrValue(value), doc};
+}
+
+double softplus(double x) { return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)); }
+
+UnaryDef float_unary(const char* name, const char* doc, FloatFn f) {
+  return {name, doc, DTypeSet::kFloat, f, nullptr, {}, nullptr};
+}
+
+// The math functions and the activations of ONNX beyond wave 1 (ONNX's definitions).
+std::vector<UnaryDef> math_defs() {
+  return {
+      float_unary("sin", "sin(x)", [](double x, const Params&) { return std::sin(x); }),
+      float_unary("cos", "cos(x)", [](double x, const Params&) { return std::cos(x); }),
+      float_unary("tan", "tan(x)", [](double x, const Params&) { return std::tan(x); }),
+      float_unary("asin", "asin(x) (nan outside [-1, 1])", [](double x, const Params&) { return std::asin(x); }),
+      float_unary("acos", "acos(x) (nan outside [-1, 1])", [](double x, const Params&) { return std::acos(x); }),
+      float_unary("atan", "atan(x)", [](double x, const Params&) { return std::atan(x); }),
+      float_unary("sinh", "sinh(x)", [](double x, const Params&) { return std::sinh(x); }),
+      float_unary("cosh", "cosh(x)", [](double x, const Params&) { return std::cosh(x); }),
+      float_unary("asinh", "asinh(x)", [](double x, const Params&) { return std::asinh(x); }),
+      float_unary("acosh", "acosh(x) (nan below 1)", [](double x, const Params&) { return std::acosh(x); }),
+      float_unary("atanh", "atanh(x) (+-inf at +-1, nan outside)", [](double x, const Params&) { return std::atanh(x); }),
+      float_unary("floor", "floor(x)", [](double x, const Params&) { return std::floor(x); }),
+      float_unary("ceil", "ceil(x)", [](double x, const Params&) { return std::ceil(x); }),
+      float_unary("round", "x rounded to the nearest integer, halves to even",
+                  [](double x, const Params&) { return std::nearbyint(x); }),
+      {"sign", "-1, 0 or 1 by the sign of x (nan stays nan)", DTypeSet::kNumeric,
+       [](double x, const Params&) { return x > 0 ? 1.0 : x < 0 ? -1.0 : x; },
+       [](int64_t x, const Params&) { return int64_t{x > 0 ? 1 : x < 0 ? -1 : 0}; }, {}, nullptr},
+      float_unary("softplus", "log(1 + exp(x))", [](double x, const Params&) { return softplus(x); }),
+      float_unary("softsign", "x / (1 + |x|)", [](double x, const Params&) { return x / (1.0 + std::fabs(x)); }),
+      float_unary("mish", "x * tanh(softplus(x))", [](double x, const Params&) { return x * std::tanh(softplus(x)); }),
+      {"elu", "x >= 0 ? x : alpha * (exp(x) - 1)", DTypeSet::kFloat,
+       [](double x, const Params& p) { return x >= 0 ? x : p.a * std::expm1(x); }, nullptr,
+       {float_attr("alpha", 1.0, "scale of the negative part")}, alpha_param},
+      {"selu", "gamma * (x > 0 ? x : alpha * (exp(x) - 1))", DTypeSet::kFloat,
+       [](double x, const Params& p) { return p.b * (x > 0 ? x : p.a * std::expm1(x)); }, nullptr,
+       {float_attr("alpha", 1.67326319217681884765625, "scale of the negative part"),
+        float_attr("gamma", 1.05070102214813232421875, "scale of the result")},
+       [](const Attrs& attrs) { return Params{attrs.get_float("alpha"), attrs.get_float("gamma"), false}; }},
+      {"celu", "max(0, x) + min(0, alpha * (exp(x / alpha) - 1))", DTypeSet::kFloat,
+       [](double x, const Params& p) { return std::max(0.0, x) + std::min(0.0, p.a * std::expm1(x / p.a)); }, nullptr,
+       {float_attr("alpha", 1.0, "scale (non-zero)")}, alpha_param},
+      {"thresholded_relu", "x > alpha ? x : 0", DTypeSet::kFloat,
+       [](double x, const Params& p) { return x > p.a ? x : 0.0; }, nullptr,
+       {float_attr("alpha", 1.0, "threshold")}, alpha_param},
+      {"shrink", "x < -lambd ? x + bias : x > lambd ? x - bias : 0", DTypeSet::kFloat,
+       [](double x, const Params& p) { return x < -p.a ? x + p.b : x > p.a ? x - p.b : 0.0; }, nullptr,
+       {float_attr("lambd", 0.5, "half width of the zero band"), float_attr("bias", 0.0, "shift toward zero")},
+       [](const Attrs& attrs) { return Params{attrs.get_float("lambd"), attrs.get_float("bias"), false}; }},
+      {"swish", "x * sigmoid(alpha * x)", DTypeSet::kFloat,
+       [](double x, const Params& p) { return x / (1.0 + std::exp(-p.a * x)); }, nullptr,
+       {float_attr("alpha", 1.0, "slope inside the sigmoid")}, alpha_param},
+  };
+}
+
 const UnaryDef& find_def(const char* name) {
+  static const std::vector<UnaryDef> extra = math_defs();
+  for (const auto& d : extra) {
+    if (std::string(d.name) == name) return d;
+  }
   for (const auto& d : unary_defs()) {
     if (std::string(d.name) == name) return d;
   }
@@ -165,5 +232,29 @@ KILN_REGISTER_OP(leaky_relu) { return make_unary("leaky_relu"); }
 KILN_REGISTER_OP(hard_sigmoid) { return make_unary("hard_sigmoid"); }
 KILN_REGISTER_OP(clip) { return make_unary("clip"); }
 KILN_REGISTER_OP(gelu) { return make_unary("gelu"); }
+KILN_REGISTER_OP(sin) { return make_unary("sin"); }
+KILN_REGISTER_OP(cos) { return make_unary("cos"); }
+KILN_REGISTER_OP(tan) { return make_unary("tan"); }
+KILN_REGISTER_OP(asin) { return make_unary("asin"); }
+KILN_REGISTER_OP(acos) { return make_unary("acos"); }
+KILN_REGISTER_OP(atan) { return make_unary("atan"); }
+KILN_REGISTER_OP(sinh) { return make_unary("sinh"); }
+KILN_REGISTER_OP(cosh) { return make_unary("cosh"); }
+KILN_REGISTER_OP(asinh) { return make_unary("asinh"); }
+KILN_REGISTER_OP(acosh) { return make_unary("acosh"); }
+KILN_REGISTER_OP(atanh) { return make_unary("atanh"); }
+KILN_REGISTER_OP(floor) { return make_unary("floor"); }
+KILN_REGISTER_OP(ceil) { return make_unary("ceil"); }
+KILN_REGISTER_OP(round) { return make_unary("round"); }
+KILN_REGISTER_OP(sign) { return make_unary("sign"); }
+KILN_REGISTER_OP(softplus) { return make_unary("softplus"); }
+KILN_REGISTER_OP(softsign) { return make_unary("softsign"); }
+KILN_REGISTER_OP(mish) { return make_unary("mish"); }
+KILN_REGISTER_OP(elu) { return make_unary("elu"); }
+KILN_REGISTER_OP(selu) { return make_unary("selu"); }
+KILN_REGISTER_OP(celu) { return make_unary("celu"); }
+KILN_REGISTER_OP(thresholded_relu) { return make_unary("thresholded_relu"); }
+KILN_REGISTER_OP(shrink) { return make_unary("shrink"); }
+KILN_REGISTER_OP(swish) { return make_unary("swish"); }
 
 }  // namespace kiln::ir::ops

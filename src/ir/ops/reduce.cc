@@ -1,8 +1,11 @@
-// Reductions over a set of axes: reduce_sum, reduce_mean, reduce_max (ONNX ReduceSum/Mean/Max).
+// Reductions over a set of axes: reduce_sum, reduce_mean, reduce_max, reduce_min, reduce_prod
+// (ONNX ReduceSum/Mean/Max/Min/Prod; the importer writes ReduceL1/L2/LogSum/LogSumExp/SumSquare
+// with these and elementwise ops).
 // `axes` is resolved (non-negative, unique); empty means every axis. keepdims=1 keeps reduced axes
 // as size 1. Floats accumulate in double (max propagates nan); integers in int64 (sum wraps, mean
 // truncates toward zero). An empty reduction gives 0 (sum), nan (float mean; 0 for integers) or
-// the lowest value (max: -inf for floats).
+// the lowest value (max: -inf for floats), the highest (min: +inf for floats) or 1 (prod; integer
+// products wrap).
 #include <cmath>
 #include <limits>
 
@@ -12,7 +15,7 @@
 namespace kiln::ir::ops {
 namespace {
 
-enum class ReduceKind { kSum, kMean, kMax };
+enum class ReduceKind { kSum, kMean, kMax, kMin, kProd };
 
 // The reduced-axis flags of x for the `axes` attribute (validated).
 std::vector<bool> reduced_axes(const std::string& op, const Attrs& attrs, int rank) {
@@ -64,6 +67,11 @@ NDArray reduce(ReduceKind kind, const NDArray& x, const Attrs& attrs, const Tens
       if (kind == ReduceKind::kMax) {
         if constexpr (kFloat) init = -std::numeric_limits<double>::infinity();
         else init = std::numeric_limits<T>::lowest();
+      } else if (kind == ReduceKind::kMin) {
+        if constexpr (kFloat) init = std::numeric_limits<double>::infinity();
+        else init = std::numeric_limits<T>::max();
+      } else if (kind == ReduceKind::kProd) {
+        init = 1;
       }
       std::vector<Acc> acc(static_cast<size_t>(shape_numel(kept)), init);
       auto in = x.data<T>();
@@ -71,13 +79,16 @@ NDArray reduce(ReduceKind kind, const NDArray& x, const Attrs& attrs, const Tens
         Acc& a = acc[off[0]];
         if constexpr (kFloat) {
           const double v = to_double(in[i]);
-          if (kind != ReduceKind::kMax) a += v;
+          if (kind == ReduceKind::kProd) a *= v;
+          else if (kind != ReduceKind::kMax && kind != ReduceKind::kMin) a += v;
           else if (std::isnan(v) || std::isnan(a)) a = std::numeric_limits<double>::quiet_NaN();
-          else a = std::max(a, v);
+          else a = kind == ReduceKind::kMax ? std::max(a, v) : std::min(a, v);
         } else {
           const int64_t v = to_int64(in[i]);
-          if (kind != ReduceKind::kMax) a = static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(v));
-          else a = std::max(a, v);
+          if (kind == ReduceKind::kProd) a = static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(v));
+          else if (kind == ReduceKind::kMax) a = std::max(a, v);
+          else if (kind == ReduceKind::kMin) a = std::min(a, v);
+          else a = static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(v));
         }
       });
       auto o = out.mutable_data<T>();
@@ -115,5 +126,7 @@ OpDef make_reduce(const char* name, const char* doc, ReduceKind kind) {
 KILN_REGISTER_OP(reduce_sum) { return make_reduce("reduce_sum", "sum over axes", ReduceKind::kSum); }
 KILN_REGISTER_OP(reduce_mean) { return make_reduce("reduce_mean", "mean over axes", ReduceKind::kMean); }
 KILN_REGISTER_OP(reduce_max) { return make_reduce("reduce_max", "max over axes (nan propagates)", ReduceKind::kMax); }
+KILN_REGISTER_OP(reduce_min) { return make_reduce("reduce_min", "min over axes (nan propagates)", ReduceKind::kMin); }
+KILN_REGISTER_OP(reduce_prod) { return make_reduce("reduce_prod", "product over axes", ReduceKind::kProd); }
 
 }  // namespace kiln::ir::ops

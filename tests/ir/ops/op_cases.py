@@ -507,6 +507,112 @@ def build_cases():
     wino_case("conv2d_winograd_f4_pad0", (1, 8, 11, 7), 4, 8, 2, 4, (0, 0, 0, 0))
     wino_case("conv2d_winograd_f4_asym", (1, 4, 6, 10), 8, 4, 8, 4, (1, 0, 2, 1))
 
+    # ---- math, activations, comparisons, logic, bits (numpy / PyTorch in float64) ---------------
+    mx = rand(5, 11)
+    mx[0, :4] = [0.0, -0.0, 0.5, -2.5]
+    md = mx.astype(np.float64)
+    unit = rand(5, 11, lo=-0.999, hi=0.999)
+    ud = unit.astype(np.float64)
+    ge1 = rand(5, 11, lo=1.0, hi=50.0)
+    math_cases = {
+        "sin": (mx, np.sin(md)), "cos": (mx, np.cos(md)), "tan": (mx, np.tan(md)),
+        "asin": (unit, np.arcsin(ud)), "acos": (unit, np.arccos(ud)), "atan": (mx * 3, np.arctan(md * 3)),
+        "sinh": (mx, np.sinh(md)), "cosh": (mx, np.cosh(md)), "asinh": (mx * 10, np.arcsinh(md * 10)),
+        "acosh": (ge1, np.arccosh(ge1.astype(np.float64))), "atanh": (unit, np.arctanh(ud)),
+        "floor": (mx, np.floor(md)), "ceil": (mx, np.ceil(md)), "round": (mx, np.round(md)),
+        "sign": (mx, np.sign(md)),
+        "softplus": (mx * 10, F.softplus(t64(mx * 10)).numpy()), "softsign": (mx, md / (1 + np.abs(md))),
+        "mish": (mx, F.mish(t64(mx)).numpy()),
+    }
+    for op, (inp, y) in math_cases.items():
+        case(f"{op}_f32", op, [inp], [y.astype(np.float32)], rtol=1e-6, atol=1e-6)
+    case("round_halves", "round", [np.array([0.5, 1.5, 2.5, -0.5, -1.5, 2.4999], np.float32)],
+         [np.array([0.0, 2.0, 2.0, -0.0, -2.0, 2.0], np.float32)])
+    case("sign_i32", "sign", [np.array([-7, 0, 3], np.int32)], [np.array([-1, 0, 1], np.int32)])
+    case("atanh_edges", "atanh", [np.array([1.0, -1.0, 2.0], np.float32)], [np.array([np.inf, -np.inf, np.nan], np.float32)])
+    case("elu", "elu", [mx], [F.elu(t64(mx), alpha=0.7).numpy().astype(np.float32)], {"alpha": 0.7})
+    case("selu", "selu", [mx], [F.selu(t64(mx)).numpy().astype(np.float32)], rtol=1e-5, atol=1e-6)
+    case("celu", "celu", [mx], [F.celu(t64(mx), alpha=2.0).numpy().astype(np.float32)], {"alpha": 2.0})
+    case("thresholded_relu", "thresholded_relu", [mx], [np.where(md > 0.5, md, 0).astype(np.float32)], {"alpha": 0.5})
+    case("shrink", "shrink", [mx], [np.where(md < -1, md + 0.5, np.where(md > 1, md - 0.5, 0)).astype(np.float32)],
+         {"lambd": 1.0, "bias": 0.5})
+    case("swish", "swish", [mx], [(md / (1 + np.exp(-1.5 * md))).astype(np.float32)], {"alpha": 1.5})
+    ca, cb = rand(3, 4), rand(4)
+    ca[0, 0], cb[0] = np.nan, np.nan
+    for op, fn in [("less", np.less), ("greater", np.greater), ("less_equal", np.less_equal),
+                   ("greater_equal", np.greater_equal)]:
+        case(f"{op}_f32_bcast", op, [ca, cb], [fn(ca, cb)])
+    ia8 = np.array([[0, 200, 255], [7, 8, 9]], np.uint8)
+    ib8 = np.array([255, 100, 9], np.uint8)
+    case("less_u8", "less", [ia8, ib8], [np.less(ia8, ib8)])
+    la, lb = rng.integers(0, 2, size=(3, 4)).astype(bool), rng.integers(0, 2, size=(4,)).astype(bool)
+    for op, fn in [("logical_and", np.logical_and), ("logical_or", np.logical_or), ("logical_xor", np.logical_xor)]:
+        case(op, op, [la, lb], [fn(la, lb)])
+    xa, xb = rng.integers(-100, 100, size=(3, 4)).astype(np.int32), rng.integers(-100, 100, size=(4,)).astype(np.int32)
+    for op, fn in [("bitwise_and", np.bitwise_and), ("bitwise_or", np.bitwise_or), ("bitwise_xor", np.bitwise_xor)]:
+        case(f"{op}_i32", op, [xa, xb], [fn(xa, xb)])
+    case("bitwise_and_u8", "bitwise_and", [ia8, ib8], [np.bitwise_and(ia8, ib8)])
+    case("bitwise_not_i8", "bitwise_not", [np.array([0, -1, 5, 127], np.int8)], [np.array([-1, 0, -6, -128], np.int8)])
+    case("bitwise_not_u8", "bitwise_not", [ia8], [np.invert(ia8)])
+    sa, sn = np.array([16, 4, 1, 255], np.uint8), np.array([1, 2, 7, 8], np.uint8)
+    case("bit_shift_left_u8", "bit_shift", [sa, sn], [np.array([32, 16, 128, 0], np.uint8)], {"direction": "left"})
+    case("bit_shift_right_u8", "bit_shift", [sa, sn], [np.array([8, 1, 0, 0], np.uint8)], {"direction": "right"})
+    case("bit_shift_right_i32", "bit_shift", [np.array([-16, 16, -1], np.int32), np.array([2, 40, 3], np.int32)],
+         [np.array([-4, 0, -1], np.int32)], {"direction": "right"})
+    px, ps = rand(2, 3, 4), rand(3, 1)
+    case("prelu_channel", "prelu", [px, ps], [np.where(px < 0, px.astype(np.float64) * ps, px).astype(np.float32)])
+    nx = np.array([1.0, np.nan, np.inf, -np.inf, 0.0], np.float32)
+    case("is_nan", "is_nan", [nx], [np.isnan(nx)])
+    case("is_inf", "is_inf", [nx], [np.isinf(nx)])
+    case("is_inf_negative_only", "is_inf", [nx], [np.isneginf(nx)], {"detect_positive": 0})
+
+    # ---- reductions beyond wave 1, argmax/argmin, spatial normalizations -----------------------
+    rr = rand(3, 7, 5, lo=0.5, hi=1.5)
+    rrd = rr.astype(np.float64)
+    for axes, keep in [([1], 1), ([0, 2], 0), ([], 1)]:
+        ax = tuple(axes) if axes else None
+        tag = "_".join(map(str, axes)) or "all"
+        case(f"reduce_min_{tag}_k{keep}", "reduce_min", [rr], [np.min(rrd, axis=ax, keepdims=bool(keep)).astype(np.float32)],
+             {"axes": axes, "keepdims": keep})
+        case(f"reduce_prod_{tag}_k{keep}", "reduce_prod", [rr], [np.prod(rrd, axis=ax, keepdims=bool(keep)).astype(np.float32)],
+             {"axes": axes, "keepdims": keep}, rtol=1e-5)
+    case("reduce_min_i32", "reduce_min", [ri], [ri.min(axis=1)], {"axes": [1], "keepdims": 0})
+    pi64 = np.array([[2**40, 2**30, 3]], np.int64)
+    case("reduce_prod_i64_wraps", "reduce_prod", [pi64], [np.prod(pi64, axis=1)], {"axes": [1], "keepdims": 0})
+    case("reduce_min_empty", "reduce_min", [np.zeros((2, 0), np.float32)], [np.full((2,), np.inf, np.float32)],
+         {"axes": [1], "keepdims": 0})
+    ax_ = rand(3, 6, 4)
+    ax_[0, 1, 0] = ax_[0, 4, 0] = 5.0  # a tie along axis 1
+    for axis in range(3):
+        for keep in (0, 1):
+            case(f"argmax_a{axis}_k{keep}", "argmax", [ax_], [np.argmax(ax_, axis=axis, keepdims=bool(keep)).astype(np.int64)],
+                 {"axis": axis, "keepdims": keep})
+            case(f"argmin_a{axis}_k{keep}", "argmin", [ax_], [np.argmin(ax_, axis=axis, keepdims=bool(keep)).astype(np.int64)],
+                 {"axis": axis, "keepdims": keep})
+    last = ax_.shape[1] - 1 - np.argmax(ax_[:, ::-1, :], axis=1)
+    case("argmax_last_index", "argmax", [ax_], [last.astype(np.int64)], {"axis": 1, "keepdims": 0, "select_last_index": 1})
+    case("argmax_i32", "argmax", [xa], [np.argmax(xa, axis=1).astype(np.int64)], {"axis": 1, "keepdims": 0})
+    case("argmax_nan_first", "argmax", [np.array([1.0, np.nan, 3.0, np.nan], np.float32)], [np.array(1, np.int64)],
+         {"axis": 0, "keepdims": 0})
+    for shape in [(2, 3, 13), (2, 4, 5, 9), (1, 2, 3, 4, 8)]:
+        ix, isc, ib = rand(*shape), rand(shape[1]), rand(shape[1])
+        name = "x".join(map(str, shape))
+        yi = F.instance_norm(t64(ix), weight=t64(isc), bias=t64(ib), eps=1e-3).numpy().astype(np.float32)
+        case(f"instance_norm_{name}", "instance_norm", [ix, isc, ib], [yi], {"epsilon": 1e-3}, rtol=1e-5, atol=1e-5)
+    ix = rand(2, 3, 4, 5)
+    case("instance_norm_no_affine", "instance_norm", [ix], [F.instance_norm(t64(ix)).numpy().astype(np.float32)],
+         rtol=1e-5, atol=1e-5)
+    lx = rand(2, 7, 3, 4)
+    lxd = lx.astype(np.float64)
+    for size in (1, 3, 4):  # ONNX's window: floor((size-1)/2) channels before, ceil((size-1)/2) after
+        sq = np.zeros_like(lxd)
+        for ch in range(7):
+            lo, hi = max(0, ch - (size - 1) // 2), min(6, ch + size // 2)
+            sq[:, ch] = (lxd[:, lo:hi + 1] ** 2).sum(axis=1)
+        yl = (lxd / (1.5 + 2e-2 / size * sq) ** 0.6).astype(np.float32)
+        case(f"lrn_size{size}", "lrn", [lx], [yl], {"size": size, "alpha": 2e-2, "beta": 0.6, "bias": 1.5},
+             rtol=1e-5, atol=1e-6)
+
     xf = rand(2, 3)
     case("fused_relu_neg_add", "fused", [xf, rand(2, 3)], None, {
         "body": 'graph(%p0: f32[2, 3], %p1: f32[2, 3]) { %0 = relu(%p0) : f32[2, 3] %1 = neg(%0) : f32[2, 3] '

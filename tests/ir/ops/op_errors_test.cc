@@ -275,6 +275,24 @@ TEST(OpRegistryContents, EveryOperatorIsComplete) {
       {"scatter_elements", OpPattern::kOpaque}, {"reverse_sequence", OpPattern::kInjective},
       {"cumsum", OpPattern::kOpaque}, {"cumprod", OpPattern::kOpaque}, {"topk", OpPattern::kOpaque},
       {"grid_sample", OpPattern::kInjective},
+      // Math, activations, comparisons, logic, bit operations, reductions, spatial normalizations.
+      {"sin", OpPattern::kElemwise}, {"cos", OpPattern::kElemwise}, {"tan", OpPattern::kElemwise},
+      {"asin", OpPattern::kElemwise}, {"acos", OpPattern::kElemwise}, {"atan", OpPattern::kElemwise},
+      {"sinh", OpPattern::kElemwise}, {"cosh", OpPattern::kElemwise}, {"asinh", OpPattern::kElemwise},
+      {"acosh", OpPattern::kElemwise}, {"atanh", OpPattern::kElemwise}, {"floor", OpPattern::kElemwise},
+      {"ceil", OpPattern::kElemwise}, {"round", OpPattern::kElemwise}, {"sign", OpPattern::kElemwise},
+      {"softplus", OpPattern::kElemwise}, {"softsign", OpPattern::kElemwise}, {"mish", OpPattern::kElemwise},
+      {"elu", OpPattern::kElemwise}, {"selu", OpPattern::kElemwise}, {"celu", OpPattern::kElemwise},
+      {"thresholded_relu", OpPattern::kElemwise}, {"shrink", OpPattern::kElemwise}, {"swish", OpPattern::kElemwise},
+      {"is_nan", OpPattern::kElemwise}, {"is_inf", OpPattern::kElemwise}, {"bitwise_not", OpPattern::kElemwise},
+      {"less", OpPattern::kBroadcast}, {"greater", OpPattern::kBroadcast}, {"less_equal", OpPattern::kBroadcast},
+      {"greater_equal", OpPattern::kBroadcast}, {"logical_and", OpPattern::kBroadcast},
+      {"logical_or", OpPattern::kBroadcast}, {"logical_xor", OpPattern::kBroadcast},
+      {"bitwise_and", OpPattern::kBroadcast}, {"bitwise_or", OpPattern::kBroadcast},
+      {"bitwise_xor", OpPattern::kBroadcast}, {"bit_shift", OpPattern::kBroadcast}, {"prelu", OpPattern::kBroadcast},
+      {"reduce_min", OpPattern::kCommReduce}, {"reduce_prod", OpPattern::kCommReduce},
+      {"argmax", OpPattern::kOpaque}, {"argmin", OpPattern::kOpaque},
+      {"instance_norm", OpPattern::kOpaque}, {"lrn", OpPattern::kOpaque},
   };
   for (const auto& [name, pattern] : contract) {
     const OpDef* op = OpRegistry::global().find(name);

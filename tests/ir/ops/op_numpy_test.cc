@@ -163,6 +163,16 @@ TEST(OpNumpy, IndexingScanSampling) {
              "grid_sample"});
 }
 TEST(OpNumpy, Winograd) { run_cases({"winograd_weight_transform", "conv2d_winograd_nchwc"}); }
+TEST(OpNumpy, MathAndActivations) {
+  run_cases({"sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "floor", "ceil",
+             "round", "sign", "softplus", "softsign", "mish", "elu", "selu", "celu", "thresholded_relu", "shrink",
+             "swish"});
+}
+TEST(OpNumpy, CompareLogicBits) {
+  run_cases({"less", "greater", "less_equal", "greater_equal", "logical_and", "logical_or", "logical_xor",
+             "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bit_shift", "prelu", "is_nan", "is_inf"});
+}
+TEST(OpNumpy, ReduceArgNorms) { run_cases({"reduce_min", "reduce_prod", "argmax", "argmin", "instance_norm", "lrn"}); }
 
 // Every registered operator has at least one numpy case.
 TEST(OpNumpy, EveryOperatorIsCovered) {
