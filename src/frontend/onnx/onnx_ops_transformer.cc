@@ -121,19 +121,12 @@ std::vector<Value> convert_swiglu(ImportContext& ctx) {
   return {ctx.call1("mul", {ctx.call1("mul", {a, ctx.call1("sigmoid", {arg})}), b})};
 }
 
-// Size: the element count, a constant (shapes are static). Function bodies (LayerNormalization's,
-// RMSNormalization's) use it.
-std::vector<Value> convert_size(ImportContext& ctx) {
-  return {ctx.constant(NDArray::scalar(DType::kI64, static_cast<double>(ctx.input(0).type().numel())), "size")};
-}
-
 }  // namespace
 
 void add_transformer_converters(std::map<std::string, Converter>& table) {
   table["RMSNormalization"] = convert_rms_norm;
   table["RotaryEmbedding"] = convert_rotary_embedding;
   table["SwiGLU"] = convert_swiglu;
-  table["Size"] = convert_size;
 }
 
 }  // namespace kiln::frontend::onnx_import
