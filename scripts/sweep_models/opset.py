@@ -98,5 +98,4 @@ MODELS = {
     "resnet18_fpn_opset10": (_fpn("resnet18", (1, 3, 256, 256)), 10, False),
     "unet_upsample_opset9": (_segmenter((1, 3, 128, 128)), 9, False),
     "unet_upsample_opset10": (_segmenter((1, 3, 128, 128)), 10, False),
-    "vgg11_bn_opset7": (_vision(tvm.vgg11_bn, (1, 3, 224, 224)), 7, True),
 }
