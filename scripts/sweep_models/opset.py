@@ -92,11 +92,12 @@ MODELS = {
     "resnet18_opset7": (_vision(tvm.resnet18, (1, 3, 224, 224)), 7, False),
     "resnet18_opset9": (_vision(tvm.resnet18, (1, 3, 224, 224)), 9, False),
     "mobilenet_v2_opset9": (_vision(tvm.mobilenet_v2, (1, 3, 224, 224)), 9, False),
+    "mobilenet_v3_small_opset9": (_vision(tvm.mobilenet_v3_small, (1, 3, 224, 224)), 9, False),
+    "densenet121_opset7": (_vision(tvm.densenet121, (1, 3, 224, 224)), 7, False),
     "squeezenet1_1_opset10": (_vision(tvm.squeezenet1_1, (1, 3, 224, 224)), 10, False),
     "googlenet_opset10": (_vision(tvm.googlenet, (1, 3, 224, 224), aux_logits=False, init_weights=True), 10, False),
     "resnet18_fpn_opset9": (_fpn("resnet18", (1, 3, 256, 256)), 9, False),
     "resnet18_fpn_opset10": (_fpn("resnet18", (1, 3, 256, 256)), 10, False),
     "unet_upsample_opset9": (_segmenter((1, 3, 128, 128)), 9, False),
     "unet_upsample_opset10": (_segmenter((1, 3, 128, 128)), 10, False),
-    "vgg11_bn_opset7": (_vision(tvm.vgg11_bn, (1, 3, 224, 224)), 7, True),
 }

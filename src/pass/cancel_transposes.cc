@@ -11,12 +11,17 @@
 //     are brought to the output's rank (leading 1s) and transposed by p's inverse (a reshape +
 //     transpose of a constant, which FoldConstant evaluates); scalars stay as they are;
 //   - concat of transposes by the same perm p on axis k becomes transpose(concat(inputs, p[k]), p);
-//   - pad of transpose(x, p) becomes transpose(pad(x, pads permuted), p).
+//   - pad of transpose(x, p) becomes transpose(pad(x, pads permuted), p);
+//   - an axis-list reduction (pattern kCommReduce, attributes exactly `axes` and `keepdims`:
+//     reduce_mean/sum/max/...) of transpose(x, p) reduces x over the axes p maps them to; with
+//     keepdims the result is transposed by p, without it by p restricted to the kept axes (often
+//     the identity: a channels-last global average pool, mean over H and W of NHWC, needs none).
 //   A transpose is only sunk when at least one transposed operand has no other user, so sinking
 //   never adds a transpose (the one below replaces at least one above; a multi-use transpose stays
 //   for its other users). The sunk transpose then meets the next one (usually the inverse the
 //   exporter wrote before the next Conv) and both disappear.
-// Values are unchanged bit for bit (transposes only move elements). Runs first at every opt level
+// Values are unchanged bit for bit (transposes only move elements), except that a reduction sunk
+// below a transpose may add its elements in another order (float reassociation). Runs first at every opt level
 // >= 1, so that conv -> batch_norm pairs separated by transposes are adjacent for SimplifyInference.
 // Stats: "transposes_cancelled" (pairs composed into one or none), "transposes_sunk" (ops a
 // transpose was moved below).
@@ -59,6 +64,9 @@ class Canceller : public ir::GraphMutator {
       v = rewrite_concat(node, args);
     } else if (&node.op() == pad_) {
       v = rewrite_pad(node, args);
+    } else if (node.num_outputs() == 1 && args.size() == 1 && node.op().pattern == ir::OpPattern::kCommReduce &&
+               axis_list_reduction(node)) {
+      v = rewrite_reduce(node, args);
     } else if (node.num_outputs() == 1 && node.op().pattern <= ir::OpPattern::kBroadcast && &node.op() != batch_norm_ &&
                layout_free(node)) {
       v = rewrite_elementwise(node, args);
@@ -79,6 +87,12 @@ class Canceller : public ir::GraphMutator {
       if (spec.kind == ir::AttrKind::kInts) return false;
     }
     return true;
+  }
+
+  static bool axis_list_reduction(const ir::CallNode& node) {
+    const auto& specs = node.op().attrs;
+    return specs.size() == 2 && specs[0].name == "axes" && specs[0].kind == ir::AttrKind::kInts &&
+           specs[1].name == "keepdims" && specs[1].kind == ir::AttrKind::kInt;
   }
 
   Value transpose(const Value& x, const std::vector<int64_t>& perm, const std::string& name) {
@@ -142,6 +156,41 @@ class Canceller : public ir::GraphMutator {
                                  node.name())->output();
     ++ctx_.stat("transposes_sunk");
     return transpose(padded, *perm, node.name() + ".transpose");
+  }
+
+  std::optional<Value> rewrite_reduce(const ir::CallNode& node, const std::vector<Value>& args) {
+    auto perm = transpose_perm(args[0]);
+    if (!perm || !frees_a_transpose(node, args)) return std::nullopt;
+    const size_t rank = perm->size();
+    const std::vector<int64_t>& axes = node.attrs().get_ints("axes");
+    const bool keepdims = node.attrs().get_int("keepdims") != 0;
+    std::vector<bool> reduced_inner(rank, axes.empty());
+    for (int64_t a : axes) reduced_inner[static_cast<size_t>((*perm)[static_cast<size_t>(a)])] = true;
+    std::vector<int64_t> inner_axes;
+    if (!axes.empty()) {
+      for (size_t d = 0; d < rank; ++d) {
+        if (reduced_inner[d]) inner_axes.push_back(static_cast<int64_t>(d));
+      }
+    }
+    Value y = ir::make_call(node.op(), {args[0].node->as_call().args()[0]}, Attrs(node.attrs()).set("axes", inner_axes),
+                            node.name())->output();
+    std::vector<int64_t> out_perm;
+    if (keepdims) {
+      out_perm = *perm;
+    } else {
+      // Position of each inner axis among the kept ones (the result's axes, in inner order).
+      std::vector<int64_t> position(rank, -1);
+      int64_t k = 0;
+      for (size_t d = 0; d < rank; ++d) {
+        if (!reduced_inner[d]) position[d] = k++;
+      }
+      for (size_t i = 0; i < rank; ++i) {
+        const auto inner = static_cast<size_t>((*perm)[i]);
+        if (!reduced_inner[inner]) out_perm.push_back(position[inner]);
+      }
+    }
+    ++ctx_.stat("transposes_sunk");
+    return transpose(y, out_perm, node.name() + ".transpose");
   }
 
   std::optional<Value> rewrite_elementwise(const ir::CallNode& node, const std::vector<Value>& args) {

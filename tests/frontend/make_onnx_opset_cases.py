@@ -250,6 +250,13 @@ def channels_last_cnn():
     y = F.conv2d(mp, t["w3"], t["b3"]).permute(0, 2, 3, 1).numpy()
     inits = list(ws.items()) + list(bs.items()) + [("scale", np.array(scale, np.float32))]
     save_case("channels_last_cnn", nodes, [("x", x)], [("y", y)], initializers=inits, opset=9)
+    # The classifier form: global average pool as ReduceMean over H, W of NHWC, then MatMul.
+    fc = randf(6, 5)
+    head = [helper.make_node("ReduceMean", ["y"], ["gap"], axes=[1, 2], keepdims=0),
+            helper.make_node("MatMul", ["gap", "fc"], ["logits"])]
+    logits = y.mean(axis=(1, 2)) @ fc
+    save_case("channels_last_classifier", nodes + head, [("x", x)], [("logits", logits.astype(np.float32))],
+              initializers=inits + [("fc", fc)], opset=9)
 
 
 class FpnNeck(nn.Module):

@@ -100,6 +100,29 @@ TEST(CancelTransposes, SinksThroughConcatAndPad) {
   EXPECT_TRUE(same_results(before, after, 0.0));
 }
 
+TEST(CancelTransposes, SinksThroughReductions) {
+  // A channels-last global average pool: mean over H, W of NHWC = mean over 2, 3 of NCHW, [N, C]
+  // either way, so no transpose is left; with keepdims the result is transposed back.
+  NodePtr x = make_input("x", {DType::kF32, {2, 3, 4, 5}});
+  NodePtr t = transpose(x->output(), kToNhwc);
+  NodePtr gap = make_call("reduce_mean", {t->output()}, Attrs().set("axes", std::vector<int64_t>{1, 2}).set("keepdims", int64_t{0}));
+  Graph before({x}, {gap->output()}, {"y"});
+  Graph after = cancel(before);
+  EXPECT_EQ(count_op(after, "transpose"), 0) << graph_to_text(after);
+  EXPECT_EQ(after.outputs()[0].node->as_call().attrs().get_ints("axes"), (std::vector<int64_t>{2, 3}));
+  EXPECT_TRUE(same_results(before, after, 1e-6));
+  NodePtr t2 = transpose(x->output(), {2, 0, 3, 1});  // [4, 2, 5, 3]
+  NodePtr kept = make_call("reduce_max", {t2->output()}, Attrs().set("axes", std::vector<int64_t>{1}).set("keepdims", int64_t{1}));
+  NodePtr dropped = make_call("reduce_sum", {transpose(x->output(), {2, 0, 3, 1})->output()},
+                              Attrs().set("axes", std::vector<int64_t>{0, 3}).set("keepdims", int64_t{0}));
+  Graph both({x}, {kept->output(), dropped->output()}, {"kept", "dropped"});
+  Graph both_after = cancel(both);
+  // kept: reduce_max of x over axis 0 ([1, 3, 4, 5]) transposed back to [4, 1, 5, 3]; dropped:
+  // reduce_sum of x over axes 1, 2 gives [2, 5], already the result's order: no transpose.
+  EXPECT_EQ(count_op(both_after, "transpose"), 1) << graph_to_text(both_after);
+  EXPECT_TRUE(same_results(both, both_after, 1e-6));
+}
+
 TEST(CancelTransposes, BatchNormIsNotTreatedAsElementwise) {
   NodePtr x = make_input("x", {DType::kF32, {1, 4, 4, 4}});
   NodePtr t = transpose(x->output(), kToNhwc);

@@ -59,10 +59,12 @@ void prepare_nodes(std::vector<OnnxNode>& nodes, const std::set<std::string>& de
   std::vector<int> pending(n, 0);
   for (size_t i = 0; i < n; ++i) {
     std::set<size_t> deps;
-    for (const std::string& in : nodes[i].inputs) {
-      if (in.empty()) continue;
-      auto it = producer.find(in);
-      if (it != producer.end()) deps.insert(it->second);
+    for (const auto* names : {&nodes[i].inputs, &nodes[i].implicit_inputs}) {
+      for (const std::string& in : *names) {
+        if (in.empty()) continue;
+        auto it = producer.find(in);
+        if (it != producer.end()) deps.insert(it->second);
+      }
     }
     for (size_t d : deps) {
       users[d].push_back(i);

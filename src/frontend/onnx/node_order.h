@@ -14,7 +14,8 @@ namespace kiln::frontend::onnx_import {
 // Names: an empty node name becomes "<op_type>_<index>", a repeated one gets a suffix "_2", "_3", ...
 // (ONNX does not require node names to be unique or present).
 //
-// Order: each node is moved after the producers of its inputs (ONNX Runtime accepts graphs whose
+// Order: each node is moved after the producers of its inputs and implicit_inputs (values its
+// subgraphs read from the outer scope) (ONNX Runtime accepts graphs whose
 // nodes are not sorted; so does Kiln). The sort is stable: nodes already in order keep the file's
 // order, and among ready nodes the earliest in the file goes first. `defined` holds the names
 // defined before any node (graph inputs, initializers); an input that nothing defines is left for

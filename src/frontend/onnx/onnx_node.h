@@ -35,6 +35,9 @@ struct OnnxNode {
   std::vector<std::string> inputs;   // "" for an omitted optional input
   std::vector<std::string> outputs;  // "" for an omitted optional output
   std::map<std::string, OnnxAttr> attrs;
+  // Outer-scope values that the node's subgraphs (If/Loop/Scan bodies) read: not inputs, but the
+  // node must come after their producers (prepare_nodes, node_order.h).
+  std::vector<std::string> implicit_inputs;
 };
 
 class ImportContext {
