@@ -10,3 +10,8 @@ set_tests_properties(e2e.gen_test_models PROPERTIES FIXTURES_SETUP test_models T
 kiln_add_fixture_gtest(e2e.models "${CMAKE_CURRENT_LIST_DIR}/models_e2e.cc" test_models 900)
 kiln_add_fixture_gtest(e2e.cli "${CMAKE_CURRENT_LIST_DIR}/cli_e2e.cc" onnx_cases 300)
 kiln_add_fixture_gtest(e2e.compile_models "${CMAKE_CURRENT_LIST_DIR}/compile_models_e2e.cc" test_models 1800)
+# Control flow (If/Loop/Scan): models from tests/e2e/make_control_flow_models.py, reference and compiled.
+add_test(NAME e2e.make_control_flow_models
+         COMMAND sh -c "/usr/bin/python3 '${PROJECT_SOURCE_DIR}/tests/e2e/make_control_flow_models.py' '${PROJECT_BINARY_DIR}/control_flow_models' || { echo 'make_control_flow_models.py failed: e2e.control_flow will skip'; rm -rf '${PROJECT_BINARY_DIR}/control_flow_models'; }")
+set_tests_properties(e2e.make_control_flow_models PROPERTIES FIXTURES_SETUP control_flow_models TIMEOUT 300)
+kiln_add_fixture_gtest(e2e.control_flow "${CMAKE_CURRENT_LIST_DIR}/control_flow_e2e.cc" control_flow_models 600)

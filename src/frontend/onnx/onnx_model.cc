@@ -7,6 +7,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <memory>
 #include <sstream>
 
 #include "kiln/frontend/onnx.h"
@@ -155,9 +157,13 @@ NDArray tensor_to_ndarray(const onnx::TensorProto& t, const std::string& model_d
   return a;
 }
 
+std::shared_ptr<const onnx_import::OnnxGraph> decode_graph(const onnx::GraphProto& g, const std::string& model_dir,
+                                                           const std::string& subject);
+
 OnnxNode decode_node(const onnx::NodeProto& p, const std::string& model_dir, int index) {
   OnnxNode node;
   node.op_type = p.op_type();
+  node.domain = p.domain();
   node.name = p.name().empty() ? p.op_type() + "_" + std::to_string(index) : p.name();
   node.inputs.assign(p.input().begin(), p.input().end());
   node.outputs.assign(p.output().begin(), p.output().end());
@@ -176,6 +182,10 @@ OnnxNode decode_node(const onnx::NodeProto& p, const std::string& model_dir, int
         attr.kind = OnnxAttr::kTensor;
         attr.tensor = tensor_to_ndarray(a.t(), model_dir, "node '" + node.name + "' (" + node.op_type + ") attribute '" + a.name() + "'");
         break;
+      case onnx::AttributeProto::GRAPH:
+        attr.kind = OnnxAttr::kGraph;
+        attr.graph = decode_graph(a.g(), model_dir, "node '" + node.name + "' (" + node.op_type + ") attribute '" + a.name() + "'");
+        break;
       default:
         // Older writers leave `type` unset; infer it from the field that is present.
         if (a.type() == onnx::AttributeProto::UNDEFINED) {
@@ -191,10 +201,37 @@ OnnxNode decode_node(const onnx::NodeProto& p, const std::string& model_dir, int
   return node;
 }
 
-std::string supported_list() {
-  std::string s;
-  for (const auto& op : onnx_supported_ops()) s += (s.empty() ? "" : ", ") + op;
-  return s;
+onnx_import::OnnxGraphValue decode_graph_value(const onnx::ValueInfoProto& vi) {
+  onnx_import::OnnxGraphValue v;
+  v.name = vi.name();
+  if (!vi.has_type()) return v;
+  const auto& t = vi.type();
+  if (t.has_tensor_type()) {
+    v.kind = onnx_import::OnnxGraphValue::kTensor;
+    DType d;
+    if (t.tensor_type().has_elem_type() && dtype_from_onnx(t.tensor_type().elem_type(), &d)) v.dtype = d;
+  } else if (t.has_sequence_type()) {
+    v.kind = onnx_import::OnnxGraphValue::kSequence;
+  } else if (t.has_optional_type()) {
+    v.kind = onnx_import::OnnxGraphValue::kOptional;
+  } else if (t.value_case() != onnx::TypeProto::VALUE_NOT_SET) {
+    v.kind = onnx_import::OnnxGraphValue::kOtherType;
+  }
+  return v;
+}
+
+// A subgraph (an If branch, a Loop or Scan body): its formals, initializers and nodes, recursively.
+std::shared_ptr<const onnx_import::OnnxGraph> decode_graph(const onnx::GraphProto& g, const std::string& model_dir,
+                                                           const std::string& subject) {
+  auto out = std::make_shared<onnx_import::OnnxGraph>();
+  out->name = g.name();
+  for (const auto& vi : g.input()) out->inputs.push_back(decode_graph_value(vi));
+  for (const auto& vi : g.output()) out->outputs.push_back(decode_graph_value(vi));
+  for (const auto& t : g.initializer()) {
+    out->initializers.emplace_back(t.name(), tensor_to_ndarray(t, model_dir, subject + ": initializer '" + t.name() + "'"));
+  }
+  for (int i = 0; i < g.node_size(); ++i) out->nodes.push_back(decode_node(g.node(i), model_dir, i));
+  return out;
 }
 
 }  // namespace
@@ -256,7 +293,12 @@ ir::Graph import_onnx_bytes(const std::string& bytes, const std::string& model_d
     if (initializer_names.count(vi.name())) continue;
     const std::string subject = display_name + ": input '" + vi.name() + "'";
     input_names.insert(vi.name());
-    if (!vi.type().has_tensor_type()) throw UserError(UserErrorKind::kUnsupported, subject, "is not a tensor");
+    if (!vi.type().has_tensor_type()) {
+      throw UserError(UserErrorKind::kUnsupported, subject,
+                      vi.type().has_sequence_type() || vi.type().has_optional_type()
+                          ? "is a sequence or optional: sequence and optional types are not supported (Kiln compiles tensors only)"
+                          : "is not a tensor");
+    }
     const auto& tt = vi.type().tensor_type();
     DType dtype = require_dtype(tt.elem_type(), subject);
     auto bound = options.constant_inputs.find(vi.name());
@@ -326,36 +368,7 @@ ir::Graph import_onnx_bytes(const std::string& bytes, const std::string& model_d
   }
 
   // Nodes, in the file's (topological) order.
-  const auto& table = onnx_import::converters();
-  for (int i = 0; i < g.node_size(); ++i) {
-    const auto& p = g.node(i);
-    OnnxNode node = decode_node(p, model_dir, i);
-    ctx.begin_node(&node);
-    if (!(p.domain().empty() || p.domain() == "ai.onnx")) {
-      throw UserError(UserErrorKind::kUnsupported, ctx.node_subject(),
-                      "operator domain '" + p.domain() + "' is not supported (only ai.onnx)", "supported operators: " + supported_list());
-    }
-    auto it = table.find(node.op_type);
-    if (it == table.end()) {
-      throw UserError(UserErrorKind::kUnsupported, ctx.node_subject(),
-                      "operator " + node.op_type + " (opset " + std::to_string(opset) + ") is not supported",
-                      "supported operators: " + supported_list());
-    }
-    for (const auto& [name, attr] : node.attrs) {
-      if (attr.kind == OnnxAttr::kOther) {
-        ctx.fail_attr(name, "has a kind Kiln does not read (graph, sparse tensor or list of strings/tensors)");
-      }
-    }
-    std::vector<ir::Value> outs = it->second(ctx);
-    KILN_ICHECK(outs.size() <= node.outputs.size()) << node.op_type << " converter gave " << outs.size() << " outputs";
-    for (size_t k = 0; k < node.outputs.size(); ++k) {
-      if (node.outputs[k].empty()) continue;
-      if (k >= outs.size() || !outs[k].defined()) {
-        ctx.fail_unsupported("output " + std::to_string(k) + " ('" + node.outputs[k] + "') is not supported");
-      }
-      ctx.define(node.outputs[k], outs[k]);
-    }
-  }
+  for (int i = 0; i < g.node_size(); ++i) onnx_import::convert_node(ctx, decode_node(g.node(i), model_dir, i));
   ctx.begin_node(nullptr);
 
   std::vector<ir::Value> outputs;
@@ -384,7 +397,16 @@ std::vector<std::string> onnx_op_types(const std::string& path) {
     throw UserError(UserErrorKind::kParse, path, "not a valid ONNX model: protobuf parsing failed (not ONNX, or truncated)");
   }
   std::set<std::string> ops;
-  for (const auto& n : model.graph().node()) ops.insert(n.domain().empty() || n.domain() == "ai.onnx" ? n.op_type() : n.domain() + "." + n.op_type());
+  std::function<void(const onnx::GraphProto&)> walk = [&](const onnx::GraphProto& g) {
+    for (const auto& n : g.node()) {
+      ops.insert(n.domain().empty() || n.domain() == "ai.onnx" ? n.op_type() : n.domain() + "." + n.op_type());
+      for (const auto& a : n.attribute()) {
+        if (a.has_g()) walk(a.g());
+        for (const auto& sub : a.graphs()) walk(sub);
+      }
+    }
+  };
+  walk(model.graph());
   return {ops.begin(), ops.end()};
 }
 

@@ -273,6 +273,7 @@ const std::map<std::string, Converter>& converters() {
     add_nn_converters(t);
     add_tensor_converters(t);
     add_math_converters(t);
+    add_control_flow_converters(t);
     return t;
   }();
   return table;
