@@ -140,10 +140,20 @@ def loop_body_scan(name, with_scan=True):
 
 
 def loop_runtime_condition():
-    """Loop with M = 6 whose condition (h < limit, summed) is computed from the data: unrolled with
-    masking (no scan outputs). Two data sets stop after different numbers of iterations."""
+    """Loop with M = 6 whose condition (sum(h) < limit) is computed from the data: unrolled with
+    masking (no scan outputs). A carried counter k slices a table (the slice needs k constant: the
+    body is fed the unmasked chain) and comes out as the number of iterations run. Three data sets
+    stop after different numbers of iterations."""
+    table = randf(6, 4)
     body_nodes = [
-        helper.make_node("Mul", ["h_in", "gain"], ["h_out"]),
+        helper.make_node("Mul", ["h_in", "gain"], ["h_scaled"]),
+        const("one", np.int64(1)),
+        helper.make_node("Add", ["k_in", "one"], ["k_out"]),
+        helper.make_node("Unsqueeze", ["k_in", "ax0"], ["start"]),
+        helper.make_node("Unsqueeze", ["k_out", "ax0"], ["end"]),
+        helper.make_node("Slice", ["table", "start", "end"], ["row"]),  # [1, 4]
+        helper.make_node("Reshape", ["row", "shape4"], ["row4"]),
+        helper.make_node("Add", ["h_scaled", "row4"], ["h_out"]),
         helper.make_node("ReduceSum", ["h_out"], ["s"], keepdims=0),
         helper.make_node("Sub", ["limit", "s"], ["room"]),  # cond = s < limit as Cast<bool>(Relu(limit - s))
         helper.make_node("Relu", ["room"], ["room_pos"]),
@@ -151,28 +161,35 @@ def loop_runtime_condition():
     ]
     body = helper.make_graph(body_nodes, "body",
                              [scalar_vi("i", TensorProto.INT64), scalar_vi("cond_in", TensorProto.BOOL),
-                              helper.make_tensor_value_info("h_in", TensorProto.FLOAT, [4])],
+                              helper.make_tensor_value_info("h_in", TensorProto.FLOAT, [4]),
+                              scalar_vi("k_in", TensorProto.INT64)],
                              [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
-                              helper.make_tensor_value_info("h_out", TensorProto.FLOAT, [4])])
+                              helper.make_tensor_value_info("h_out", TensorProto.FLOAT, [4]),
+                              scalar_vi("k_out", TensorProto.INT64)])
     nodes = [const("gain", np.float32(1.5)), const("limit", np.float32(20)), const("M", np.int64(6)),
+             const("table", table), const("ax0", np.array([0], np.int64)), const("shape4", np.array([4], np.int64)),
+             const("k0", np.int64(0)),
              helper.make_node("ReduceSum", ["h0"], ["s0"], keepdims=0),
              helper.make_node("Sub", ["limit", "s0"], ["room0"]),
              helper.make_node("Relu", ["room0"], ["room0_pos"]),
              helper.make_node("Cast", ["room0_pos"], ["c0"], to=TensorProto.BOOL),
-             helper.make_node("Loop", ["M", "c0", "h0"], ["h"], body=body)]
+             helper.make_node("Loop", ["M", "c0", "h0", "k0"], ["h", "k"], body=body)]
 
     def reference(h0):
-        h, cond = h0.copy(), h0.sum() < 20
+        h, k, cond = h0.copy(), 0, h0.sum() < 20
         for _ in range(6):
             if not cond:
                 break
-            h = h * np.float32(1.5)
+            h = h * np.float32(1.5) + table[k]
+            k += 1
             cond = h.sum() < 20
-        return h
+        return [h, np.int64(k)]
 
-    sets = [([h], [reference(h)]) for h in (np.full(4, 0.5, np.float32), np.full(4, 2.0, np.float32),
-                                            np.full(4, 9.0, np.float32))]
-    save_helper_case("loop_runtime_condition", nodes, [vi("h0", sets[0][0][0])], [vi("h", sets[0][0][0])], sets)
+    inputs = (np.full(4, 0.5, np.float32), np.full(4, 2.0, np.float32), np.full(4, 9.0, np.float32))
+    sets = [([h], reference(h)) for h in inputs]
+    print("loop_runtime_condition: iterations run per data set:", [int(s[1][1]) for s in sets])
+    save_helper_case("loop_runtime_condition", nodes, [vi("h0", inputs[0])],
+                     [vi("h", inputs[0]), scalar_vi("k", TensorProto.INT64)], sets)
 
 
 def loop_while_condition_folds():

@@ -7,8 +7,9 @@
 //  - Loop with a trip count M that is constant after folding (or a condition that folds to false):
 //    unrolled, one body import per iteration with the iteration number as a constant, so slices by
 //    the iteration number fold. Loop-carried values chain; scan outputs are stacked on a new axis 0.
-//    A condition computed at run time is supported when the loop has no scan outputs: iterations
-//    run masked (values after the condition turns false stay unchanged, through where()).
+//    A condition computed at run time is supported when the loop has no scan outputs and a bound on
+//    the iterations is known (M, or a condition that eventually folds to false): iterations run
+//    masked (results after the condition turns false stay unchanged, through where()).
 //  - Scan (opset 9+, and opset 8's batched form): unrolled over the sequence length (a static
 //    dimension), scan inputs split along their axes (either direction), state variables chained,
 //    scan outputs stacked along their axes (either direction).
@@ -174,8 +175,9 @@ std::vector<Value> convert_loop(ImportContext& ctx) {
   } else {
     known = true;
   }
-  std::vector<Value> carried;
+  std::vector<Value> carried;  // the loop-carried values (masked once the condition is run-time)
   for (size_t k = 0; k < n_carried; ++k) carried.push_back(ctx.input(2 + k));
+  std::vector<Value> raw = carried;  // the same, unmasked: what the body is fed
   std::vector<std::vector<Value>> scans(n_scan);
   const int64_t body_size = std::max<int64_t>(1, subgraph_size(body));
   const Value false_v = bool_constant(ctx, false);
@@ -193,18 +195,24 @@ std::vector<Value> convert_loop(ImportContext& ctx) {
                                       "loops without scan outputs",
                              "export the loop with a constant trip count and condition");
       }
-      if (trip == kUnbounded) {
-        ctx.fail_unsupported(source + " is computed at run time" + origin + " and the loop has no trip count; Kiln unrolls loops "
-                                      "at compile time and needs a trip count M that is constant after constant folding",
+      if (trip == kUnbounded && i + 1 > kMaxUnrolledNodes / body_size) {
+        ctx.fail_unsupported(source + " is computed at run time" + origin + ", the loop has no trip count and its "
+                                      "condition did not fold to false within " + std::to_string(i) +
+                                      " iterations; Kiln unrolls loops at compile time and needs a bound: a trip "
+                                      "count M that is constant after constant folding",
                              "export the loop with a constant trip count (e.g. a for loop over a constant range)");
       }
     }
     check_unroll_budget(ctx, i + 1, body_size, "the loop");
+    // The body sees the unmasked chain (`raw`) and a true condition: when iteration i runs for real,
+    // every earlier one did too (the condition never turns true again), so the unmasked values are
+    // the real ones; when it does not, its results are discarded. This keeps loop counters constant.
     std::vector<Value> args{ctx.constant(NDArray::scalar(DType::kI64, static_cast<double>(i)), node.name + ".iter"),
-                            known ? bool_constant(ctx, true) : active};
-    args.insert(args.end(), carried.begin(), carried.end());
+                            bool_constant(ctx, true)};
+    args.insert(args.end(), raw.begin(), raw.end());
     std::vector<Value> outs = import_subgraph(ctx, body, args, body_where + ", iteration " + std::to_string(i));
     Value cond_out = scalar_condition(ctx, outs[0], "the body's condition output");
+    for (size_t k = 0; k < n_carried; ++k) raw[k] = outs[1 + k];
     if (known) {
       for (size_t k = 0; k < n_carried; ++k) carried[k] = outs[1 + k];
       for (size_t k = 0; k < n_scan; ++k) scans[k].push_back(outs[1 + n_carried + k]);
@@ -216,7 +224,7 @@ std::vector<Value> convert_loop(ImportContext& ctx) {
       }
       continue;
     }
-    // Masked iteration: once the condition is false the values stay as they were.
+    // Masked iteration: once the condition is false the results stay as they were.
     for (size_t k = 0; k < n_carried; ++k) {
       if (outs[1 + k].type() != carried[k].type()) {
         ctx.fail_unsupported("loop-carried value " + std::to_string(k) + " changes from " + carried[k].type().to_string() +
@@ -224,6 +232,10 @@ std::vector<Value> convert_loop(ImportContext& ctx) {
                              " in an iteration that runs under a run-time condition; Kiln needs one shape there");
       }
       carried[k] = ctx.call1("where", {active, outs[1 + k], carried[k]});
+    }
+    if (is_constant(cond_out)) {
+      if (!constant_true(cond_out)) break;  // no later iteration runs
+      continue;                             // `active` stays as it is
     }
     active = ctx.call1("where", {active, cond_out, false_v});
   }
