@@ -192,6 +192,23 @@ def loop_runtime_condition():
                      [vi("h", inputs[0]), scalar_vi("k", TensorProto.INT64)], sets)
 
 
+def loop_trip_count_from_input():
+    """Loop whose trip count is computed from a graph input (M = ReduceSum(n)): Kiln needs it at
+    compile time, and its error names the graph input the count depends on, which the case runner
+    binds to the data set's value (as the node-test runner does for test_range_*_expanded)."""
+    body = helper.make_graph([helper.make_node("Identity", ["c_in"], ["c_out"]),
+                              helper.make_node("Mul", ["v_in", "x"], ["v_out"])],
+                             "body", [scalar_vi("i", TensorProto.INT64), scalar_vi("c_in", TensorProto.BOOL),
+                                      helper.make_tensor_value_info("v_in", TensorProto.FLOAT, [3])],
+                             [helper.make_tensor_value_info("c_out", TensorProto.BOOL, []),
+                              helper.make_tensor_value_info("v_out", TensorProto.FLOAT, [3])])
+    nodes = [helper.make_node("ReduceSum", ["n"], ["M"], keepdims=0),
+             helper.make_node("Loop", ["M", "", "x"], ["y"], body=body)]
+    n, x = np.array([1, 2], np.int64), randf(3)
+    save_helper_case("loop_trip_count_from_input", nodes, [vi("n", n), vi("x", x)], [vi("y", x)],
+                     [([n, x], [x ** 4])])
+
+
 def loop_while_condition_folds():
     """A while loop (no trip count) whose condition i < 3 folds at import; a nested If on the
     iteration number reads a value two scopes out."""
@@ -374,6 +391,7 @@ def main():
     if_constant_condition()
     loop_body_scan("loop_scan_outputs")
     loop_runtime_condition()
+    loop_trip_count_from_input()
     loop_while_condition_folds()
     scan_directions_axes()
     bad_models()
