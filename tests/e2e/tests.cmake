@@ -16,3 +16,9 @@ add_test(NAME e2e.gen_conv_models
          COMMAND sh -c "/usr/bin/python3 '${PROJECT_SOURCE_DIR}/scripts/gen_conv_models.py' --out '${PROJECT_BINARY_DIR}/conv_models' && /usr/bin/python3 '${CMAKE_CURRENT_LIST_DIR}/make_conv_cases.py' '${PROJECT_BINARY_DIR}/conv_models' || echo 'conv model/case generation failed: e2e.conv_models will skip'")
 set_tests_properties(e2e.gen_conv_models PROPERTIES FIXTURES_SETUP conv_models TIMEOUT 600)
 kiln_add_fixture_gtest(e2e.conv_models "${CMAKE_CURRENT_LIST_DIR}/conv_models_e2e.cc" conv_models 900)
+
+# Control flow (If/Loop/Scan): models from tests/e2e/make_control_flow_models.py, reference and compiled.
+add_test(NAME e2e.make_control_flow_models
+         COMMAND sh -c "/usr/bin/python3 '${PROJECT_SOURCE_DIR}/tests/e2e/make_control_flow_models.py' '${PROJECT_BINARY_DIR}/control_flow_models' || { echo 'make_control_flow_models.py failed: e2e.control_flow will skip'; rm -rf '${PROJECT_BINARY_DIR}/control_flow_models'; }")
+set_tests_properties(e2e.make_control_flow_models PROPERTIES FIXTURES_SETUP control_flow_models TIMEOUT 300)
+kiln_add_fixture_gtest(e2e.control_flow "${CMAKE_CURRENT_LIST_DIR}/control_flow_e2e.cc" control_flow_models 600)

@@ -91,11 +91,23 @@ inline CaseResult run_onnx_case(const std::string& dir, double rtol, double atol
         auto mark = reason.find("') is computed at run time");
         auto open = reason.rfind(", '", mark);
         if (mark == std::string::npos || open == std::string::npos || attempt > 8) throw;
-        const std::string name = reason.substr(open + 3, mark - open - 3);
-        size_t k = 0;
-        while (k < input_names.size() && input_names[k] != name) ++k;
-        if (k >= input_names.size() || k >= first_inputs.size()) throw;
-        opts.constant_inputs[name] = frontend::read_onnx_tensor(first_inputs[k]);
+        std::vector<std::string> names{reason.substr(open + 3, mark - open - 3)};
+        // A value computed from graph inputs names them: "... is computed at run time (from graph inputs 'a', 'b')".
+        const auto from = reason.find(" (from graph input", mark);
+        for (auto q = reason.find('\'', from); from != std::string::npos && q != std::string::npos &&
+                                                 q < reason.find(')', from);
+             q = reason.find('\'', reason.find('\'', q + 1) + 1)) {
+          names.push_back(reason.substr(q + 1, reason.find('\'', q + 1) - q - 1));
+        }
+        bool bound = false;
+        for (const std::string& name : names) {
+          size_t k = 0;
+          while (k < input_names.size() && input_names[k] != name) ++k;
+          if (k >= input_names.size() || k >= first_inputs.size() || opts.constant_inputs.count(name)) continue;
+          opts.constant_inputs[name] = frontend::read_onnx_tensor(first_inputs[k]);
+          bound = true;
+        }
+        if (!bound) throw;
       }
     }
     int sets = 0;

@@ -45,7 +45,7 @@ ir::NDArray read_onnx_tensor(const std::string& path);
 // input_N.pb files of ONNX's node tests).
 std::vector<std::string> onnx_input_names(const std::string& path);
 
-// The distinct op_types of the model's main graph, sorted ("domain.op" outside ai.onnx).
+// The distinct op_types of the model's graph and its subgraphs (If/Loop/Scan bodies), sorted ("domain.op" outside ai.onnx).
 std::vector<std::string> onnx_op_types(const std::string& path);
 
 // The ONNX op_types the importer handles, sorted.

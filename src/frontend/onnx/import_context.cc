@@ -9,19 +9,42 @@ namespace kiln::frontend::onnx_import {
 using ir::NDArray;
 using ir::Value;
 
-Value ImportContext::value(const std::string& name) const {
-  auto it = values_.find(name);
-  if (it == values_.end()) {
-    throw UserError(UserErrorKind::kParse, model_name_ + ": " + (node_ ? node_subject() : "graph"),
-                    "uses value '" + name + "', which no earlier node, input or initializer defines",
-                    "check the model: every value a node reads must be a graph input, an initializer or a node output");
+bool ImportContext::has(const std::string& name) const {
+  for (auto s = scopes_.rbegin(); s != scopes_.rend(); ++s) {
+    if (s->values.count(name)) return true;
   }
-  return it->second;
+  return false;
+}
+
+Value ImportContext::value(const std::string& name) const {
+  for (auto s = scopes_.rbegin(); s != scopes_.rend(); ++s) {
+    auto it = s->values.find(name);
+    if (it != s->values.end()) return it->second;
+  }
+  throw UserError(UserErrorKind::kParse, node_ ? node_subject() : model_name_ + ": graph",
+                  "uses value '" + name + "', which no earlier node, input or initializer defines" +
+                      (scopes_.size() > 1 ? " (in this subgraph or an enclosing graph)" : ""),
+                  "check the model: every value a node reads must be a graph input, an initializer or a node output");
+}
+
+void ImportContext::enter_scope(std::string where) {
+  scopes_.push_back(Scope{{}, std::move(where), node_});
+}
+
+void ImportContext::leave_scope() {
+  KILN_ICHECK(scopes_.size() > 1) << "leave_scope without a matching enter_scope";
+  node_ = scopes_.back().outer;
+  scopes_.pop_back();
 }
 
 std::string ImportContext::node_subject() const {
   if (!node_) return model_name_;
-  return model_name_ + ": node '" + node_->name + "' (" + node_->op_type + ")";
+  std::string s = model_name_ + ": node '" + node_->name + "' (" + node_->op_type + ")";
+  // Innermost first: "node 'add' (Add) in body of node 'loop' (Loop), iteration 2".
+  for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it) {
+    if (!it->where.empty()) s += " in " + it->where;
+  }
+  return s;
 }
 
 bool ImportContext::has_input(size_t i) const { return i < node_->inputs.size() && !node_->inputs[i].empty(); }
@@ -31,12 +54,32 @@ Value ImportContext::input(size_t i) const {
   return value(node_->inputs[i]);
 }
 
+std::string run_time_origin(const Value& v) {
+  if (v.node->kind() == ir::NodeKind::kInput) return "";
+  std::set<const ir::Node*> seen;
+  std::set<std::string> names;
+  std::vector<const ir::Node*> stack{v.node.get()};
+  while (!stack.empty()) {
+    const ir::Node* n = stack.back();
+    stack.pop_back();
+    if (!seen.insert(n).second) continue;
+    if (n->kind() == ir::NodeKind::kInput) names.insert(n->name());
+    if (n->kind() != ir::NodeKind::kCall) continue;
+    for (const Value& a : n->as_call().args()) stack.push_back(a.node.get());
+  }
+  if (names.empty()) return "";
+  std::string list;
+  for (const auto& n : names) list += (list.empty() ? "'" : ", '") + n + "'";
+  return " (from graph input" + std::string(names.size() > 1 ? "s " : " ") + list + ")";
+}
+
 NDArray ImportContext::constant_input(size_t i, const std::string& what) const {
   Value v = input(i);
   if (v.node->kind() != ir::NodeKind::kConstant) {
     throw UserError(UserErrorKind::kUnsupported, node_subject(),
                     "input " + std::to_string(i) + " (" + what + ", '" + node_->inputs[i] +
-                        "') is computed at run time; Kiln compiles static shapes and needs it constant",
+                        "') is computed at run time" + run_time_origin(v) +
+                        "; Kiln compiles static shapes and needs it constant",
                     "export the model with constant " + what + " or fix the input shapes with --input-shape");
   }
   return v.node->as_constant().data();
@@ -118,6 +161,13 @@ const NDArray* ImportContext::attr_tensor(const std::string& name) const {
   return &a->tensor;
 }
 
+const OnnxGraph& ImportContext::attr_graph(const std::string& name) const {
+  const OnnxAttr* a = find_attr(*node_, name);
+  if (!a) fail_attr(name, "is required but missing");
+  if (a->kind != OnnxAttr::kGraph || !a->graph) fail_attr(name, "must be a graph");
+  return *a->graph;
+}
+
 std::vector<Value> ImportContext::call(const std::string& op, std::vector<Value> args, const ir::Attrs& attrs) {
   const ir::OpDef* def = ir::OpRegistry::global().find(op);
   KILN_ICHECK(def != nullptr) << "the ONNX importer maps to unregistered op '" << op << "'";
@@ -148,7 +198,8 @@ Value ImportContext::constant(NDArray data, const std::string& name_hint) {
 
 std::string ImportContext::unique_name(const std::string& base) {
   std::string name = base.empty() ? "const" : base;
-  for (int k = 1; used_names_.count(name); ++k) name = base + "." + std::to_string(k);
+  // Suffixes continue where the last name from `base` stopped (unrolled loops make many).
+  for (int& k = next_suffix_[base]; used_names_.count(name);) name = base + "." + std::to_string(++k);
   used_names_.insert(name);
   return name;
 }

@@ -7,6 +7,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <memory>
 #include <sstream>
 
 #include "kiln/frontend/onnx.h"
@@ -187,6 +189,10 @@ NDArray sparse_to_ndarray(const onnx::SparseTensorProto& sp, const std::string& 
   return dense;
 }
 
+std::shared_ptr<const onnx_import::OnnxGraph> decode_graph(const onnx::GraphProto& g, const std::string& model_dir,
+                                                           const std::string& subject);
+std::vector<std::string> outer_names(const onnx_import::OnnxGraph& g);
+
 OnnxNode decode_node(const onnx::NodeProto& p, const std::string& model_dir, int index) {
   OnnxNode node;
   node.op_type = p.op_type();
@@ -218,6 +224,11 @@ OnnxNode decode_node(const onnx::NodeProto& p, const std::string& model_dir, int
       case onnx::AttributeProto::SPARSE_TENSOR:
         attr.kind = OnnxAttr::kTensor;
         attr.tensor = sparse_to_ndarray(a.sparse_tensor(), model_dir, "node '" + node.name + "' (" + node.op_type + ") attribute '" + a.name() + "'");
+        break;
+      case onnx::AttributeProto::GRAPH:
+        attr.kind = OnnxAttr::kGraph;
+        attr.graph = decode_graph(a.g(), model_dir, "node '" + node.name + "' (" + node.op_type + ") attribute '" + a.name() + "'");
+        for (const std::string& name : outer_names(*attr.graph)) node.implicit_inputs.push_back(name);
         break;
       default:
         // Older writers leave `type` unset; infer it from the field that is present.
@@ -274,10 +285,64 @@ struct UnknownDim {
                       " -o model.so (1 stands for each unknown dimension; put your sizes)");
 }
 
-std::string supported_list() {
-  std::string s;
-  for (const auto& op : onnx_supported_ops()) s += (s.empty() ? "" : ", ") + op;
-  return s;
+onnx_import::OnnxGraphValue decode_graph_value(const onnx::ValueInfoProto& vi) {
+  onnx_import::OnnxGraphValue v;
+  v.name = vi.name();
+  if (!vi.has_type()) return v;
+  const auto& t = vi.type();
+  if (t.has_tensor_type()) {
+    v.kind = onnx_import::OnnxGraphValue::kTensor;
+    DType d;
+    if (t.tensor_type().has_elem_type() && dtype_from_onnx(t.tensor_type().elem_type(), &d)) v.dtype = d;
+  } else if (t.has_sequence_type()) {
+    v.kind = onnx_import::OnnxGraphValue::kSequence;
+  } else if (t.has_optional_type()) {
+    v.kind = onnx_import::OnnxGraphValue::kOptional;
+  } else if (t.value_case() != onnx::TypeProto::VALUE_NOT_SET) {
+    v.kind = onnx_import::OnnxGraphValue::kOtherType;
+  }
+  return v;
+}
+
+// The values a subgraph reads from the graphs around it: names its nodes (and their own subgraphs)
+// read that neither its inputs, its initializers nor its nodes define. Its node must come after
+// their producers in the enclosing graph (prepare_nodes).
+std::vector<std::string> outer_names(const onnx_import::OnnxGraph& g) {
+  std::set<std::string> local;
+  for (const auto& v : g.inputs) local.insert(v.name);
+  for (const auto& init : g.initializers) local.insert(init.first);
+  for (const auto& n : g.nodes) local.insert(n.outputs.begin(), n.outputs.end());
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  for (const auto& n : g.nodes) {
+    for (const auto* names : {&n.inputs, &n.implicit_inputs}) {
+      for (const std::string& name : *names) {
+        if (!name.empty() && !local.count(name) && seen.insert(name).second) out.push_back(name);
+      }
+    }
+  }
+  return out;
+}
+
+// A subgraph (an If branch, a Loop or Scan body): its formals, initializers and nodes, recursively.
+std::shared_ptr<const onnx_import::OnnxGraph> decode_graph(const onnx::GraphProto& g, const std::string& model_dir,
+                                                           const std::string& subject) {
+  auto out = std::make_shared<onnx_import::OnnxGraph>();
+  out->name = g.name();
+  for (const auto& vi : g.input()) out->inputs.push_back(decode_graph_value(vi));
+  for (const auto& vi : g.output()) out->outputs.push_back(decode_graph_value(vi));
+  for (const auto& t : g.initializer()) {
+    out->initializers.emplace_back(t.name(), tensor_to_ndarray(t, model_dir, subject + ": initializer '" + t.name() + "'"));
+  }
+  for (int i = 0; i < g.node_size(); ++i) {
+    out->nodes.push_back(decode_node(g.node(i), model_dir, i));
+    if (g.node(i).name().empty()) out->nodes.back().name.clear();
+  }
+  std::set<std::string> defined;
+  for (const auto& v : out->inputs) defined.insert(v.name);
+  for (const auto& init : out->initializers) defined.insert(init.first);
+  onnx_import::prepare_nodes(out->nodes, defined, subject);
+  return out;
 }
 
 }  // namespace
@@ -352,7 +417,12 @@ ir::Graph import_onnx_bytes(const std::string& bytes, const std::string& model_d
     if (initializer_names.count(vi.name())) continue;
     const std::string subject = display_name + ": input '" + vi.name() + "'";
     input_names.insert(vi.name());
-    if (!vi.type().has_tensor_type()) throw UserError(UserErrorKind::kUnsupported, subject, "is not a tensor");
+    if (!vi.type().has_tensor_type()) {
+      throw UserError(UserErrorKind::kUnsupported, subject,
+                      vi.type().has_sequence_type() || vi.type().has_optional_type()
+                          ? "is a sequence or optional: sequence and optional types are not supported (Kiln compiles tensors only)"
+                          : "is not a tensor");
+    }
     const auto& tt = vi.type().tensor_type();
     DType dtype = require_dtype(tt.elem_type(), subject);
     auto bound = options.constant_inputs.find(vi.name());
@@ -433,34 +503,9 @@ ir::Graph import_onnx_bytes(const std::string& bytes, const std::string& model_d
   std::set<std::string> defined = initializer_names;
   for (const auto& vi : g.input()) defined.insert(vi.name());
   onnx_import::prepare_nodes(nodes, defined, display_name);
-  const auto& table = onnx_import::converters();
   for (OnnxNode& node : nodes) {
-    ctx.begin_node(&node);
-    if (!(node.domain.empty() || node.domain == "ai.onnx")) {
-      throw UserError(UserErrorKind::kUnsupported, ctx.node_subject(),
-                      "operator domain '" + node.domain + "' is not supported (only ai.onnx)", "supported operators: " + supported_list());
-    }
-    auto it = table.find(node.op_type);
-    if (it == table.end()) {
-      throw UserError(UserErrorKind::kUnsupported, ctx.node_subject(),
-                      "operator " + node.op_type + " (opset " + std::to_string(opset) + ") is not supported",
-                      "supported operators: " + supported_list());
-    }
-    for (const auto& [name, attr] : node.attrs) {
-      if (attr.kind == OnnxAttr::kOther) {
-        ctx.fail_attr(name, "has a kind Kiln does not read (graph, sparse tensor or list of strings/tensors)");
-      }
-    }
-    std::vector<ir::Value> outs = it->second(ctx);
-    KILN_ICHECK(outs.size() <= node.outputs.size()) << node.op_type << " converter gave " << outs.size() << " outputs";
-    for (size_t k = 0; k < node.outputs.size(); ++k) {
-      if (node.outputs[k].empty()) continue;
-      if (k >= outs.size() || !outs[k].defined()) {
-        ctx.fail_unsupported("output " + std::to_string(k) + " ('" + node.outputs[k] + "') is not supported");
-      }
-      ctx.define(node.outputs[k], outs[k]);
-    }
-    node.attrs.clear();  // constants hold their data now
+    onnx_import::convert_node(ctx, node);
+    node.attrs.clear();  // constants (and subgraphs) hold their data now
   }
   ctx.begin_node(nullptr);
 
@@ -490,7 +535,16 @@ std::vector<std::string> onnx_op_types(const std::string& path) {
     throw UserError(UserErrorKind::kParse, path, "not a valid ONNX model: protobuf parsing failed (not ONNX, or truncated)");
   }
   std::set<std::string> ops;
-  for (const auto& n : model.graph().node()) ops.insert(n.domain().empty() || n.domain() == "ai.onnx" ? n.op_type() : n.domain() + "." + n.op_type());
+  std::function<void(const onnx::GraphProto&)> walk = [&](const onnx::GraphProto& g) {
+    for (const auto& n : g.node()) {
+      ops.insert(n.domain().empty() || n.domain() == "ai.onnx" ? n.op_type() : n.domain() + "." + n.op_type());
+      for (const auto& a : n.attribute()) {
+        if (a.has_g()) walk(a.g());
+        for (const auto& sub : a.graphs()) walk(sub);
+      }
+    }
+  };
+  walk(model.graph());
   return {ops.begin(), ops.end()};
 }
 

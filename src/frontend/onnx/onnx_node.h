@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -17,8 +18,10 @@
 
 namespace kiln::frontend::onnx_import {
 
+struct OnnxGraph;
+
 struct OnnxAttr {
-  enum Kind { kInt, kFloat, kString, kInts, kFloats, kStrings, kTensor, kOther } kind = kOther;
+  enum Kind { kInt, kFloat, kString, kInts, kFloats, kStrings, kTensor, kGraph, kOther } kind = kOther;
   int64_t i = 0;
   double f = 0;
   std::string s;
@@ -26,6 +29,7 @@ struct OnnxAttr {
   std::vector<double> floats;
   std::vector<std::string> strings;
   ir::NDArray tensor;
+  std::shared_ptr<const OnnxGraph> graph;  // kGraph: a subgraph (If branches, Loop/Scan bodies)
 };
 
 struct OnnxNode {
@@ -40,6 +44,22 @@ struct OnnxNode {
   std::vector<std::string> implicit_inputs;
 };
 
+// A formal input or output of a subgraph: its name and, where the model declares it, its type.
+struct OnnxGraphValue {
+  enum Kind { kTensor, kSequence, kOptional, kOtherType, kUntyped } kind = kUntyped;
+  std::string name;
+  std::optional<ir::DType> dtype;  // a declared tensor element type Kiln knows
+};
+
+// A subgraph decoded out of protobuf (the graph attributes of If, Loop and Scan). Its nodes may
+// read values of the enclosing graphs by name (ImportContext's scopes).
+struct OnnxGraph {
+  std::string name;
+  std::vector<OnnxGraphValue> inputs, outputs;
+  std::vector<std::pair<std::string, ir::NDArray>> initializers;
+  std::vector<OnnxNode> nodes;
+};
+
 class ImportContext {
  public:
   ImportContext(int opset, std::string model_name) : opset_(opset), model_name_(std::move(model_name)) {}
@@ -48,9 +68,19 @@ class ImportContext {
   const std::string& model_name() const { return model_name_; }
 
   // ---- values ----
-  void define(const std::string& name, ir::Value value) { values_[name] = std::move(value); }
-  bool has(const std::string& name) const { return values_.count(name) != 0; }
+  // Defines `name` in the innermost scope; lookups search the scopes from the innermost outwards
+  // (a subgraph sees the values of the graphs that enclose it; its own names shadow theirs).
+  void define(const std::string& name, ir::Value value) { scopes_.back().values[name] = std::move(value); }
+  bool has(const std::string& name) const;
   ir::Value value(const std::string& name) const;
+
+  // ---- subgraph scopes ----
+  // Enters a subgraph: a new innermost scope; `where` ("body of node 'loop' (Loop), iteration 3")
+  // is appended to the subjects of errors about its nodes. leave_scope() restores the node that
+  // was being converted. Use SubgraphScope.
+  void enter_scope(std::string where);
+  void leave_scope();
+  int scope_depth() const { return static_cast<int>(scopes_.size()) - 1; }
 
   // ---- the node being converted (set by the importer) ----
   void begin_node(const OnnxNode* node) { node_ = node; }
@@ -75,6 +105,8 @@ class ImportContext {
   std::vector<double> attr_floats(const std::string& name, std::vector<double> fallback) const;
   std::vector<std::string> attr_strings(const std::string& name, std::vector<std::string> fallback) const;
   const ir::NDArray* attr_tensor(const std::string& name) const;
+  // A graph attribute (an error naming it when it is absent or not a graph).
+  const OnnxGraph& attr_graph(const std::string& name) const;
 
   // ---- building ----
   // A call of a graph-level op; when every argument is a constant, evaluates it with the reference
@@ -99,9 +131,45 @@ class ImportContext {
   int opset_;
   std::string model_name_;
   const OnnxNode* node_ = nullptr;
-  std::unordered_map<std::string, ir::Value> values_;
+  struct Scope {
+    std::unordered_map<std::string, ir::Value> values;
+    std::string where;                 // "" for the main graph
+    const OnnxNode* outer = nullptr;   // the node being converted when the scope was entered
+  };
+  std::vector<Scope> scopes_{Scope{}};
   std::set<std::string> used_names_;
+  std::unordered_map<std::string, int> next_suffix_;
 };
+
+// " (from graph inputs 'a', 'b')": the graph inputs a value computed at run time depends on, for
+// errors that need it constant ("" for a graph input itself).
+std::string run_time_origin(const ir::Value& v);
+
+// RAII: ImportContext::enter_scope / leave_scope (also when a converter throws).
+class SubgraphScope {
+ public:
+  SubgraphScope(ImportContext& ctx, std::string where) : ctx_(ctx) { ctx_.enter_scope(std::move(where)); }
+  ~SubgraphScope() { ctx_.leave_scope(); }
+  SubgraphScope(const SubgraphScope&) = delete;
+  SubgraphScope& operator=(const SubgraphScope&) = delete;
+
+ private:
+  ImportContext& ctx_;
+};
+
+// Converts one decoded node of the graph being imported (domain and operator checks, its
+// converter) and defines its outputs in the current scope (onnx_subgraph.cc).
+void convert_node(ImportContext& ctx, const OnnxNode& node);
+
+// Imports `graph` in a new scope of `ctx` with its formal inputs bound to `inputs` (fewer inputs
+// than formals is an error naming the subgraph) and returns its outputs, in order. `where` names
+// the subgraph in errors ("then_branch of node 'if0' (If)"). Sequence- or optional-typed formals
+// are refused (Kiln has tensors only).
+std::vector<ir::Value> import_subgraph(ImportContext& ctx, const OnnxGraph& graph, const std::vector<ir::Value>& inputs,
+                                       const std::string& where);
+
+// The number of nodes in `graph`, counting those of nested subgraphs (the unrolling budget).
+int64_t subgraph_size(const OnnxGraph& graph);
 
 // Converts the context's current node; returns one Value per (non-empty) ONNX output, in order.
 // Omitted outputs may be given an undefined Value.
@@ -127,6 +195,7 @@ void add_transformer_converters(std::map<std::string, Converter>& table);
 void add_loss_converters(std::map<std::string, Converter>& table);
 void add_elementwise_ext_converters(std::map<std::string, Converter>& table);  // onnx_ops_elementwise_ext.cc
 void add_reduce_norm_converters(std::map<std::string, Converter>& table);      // onnx_ops_reduce_norm.cc
+void add_control_flow_converters(std::map<std::string, Converter>& table);
 
 }  // namespace kiln::frontend::onnx_import
 

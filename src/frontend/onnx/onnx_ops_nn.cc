@@ -190,6 +190,7 @@ const std::map<std::string, Converter>& converters() {
     add_loss_converters(t);
     add_elementwise_ext_converters(t);
     add_reduce_norm_converters(t);
+    add_control_flow_converters(t);
     add_legacy_converters(t);  // last: wraps the converters above
     return t;
   }();

@@ -1,0 +1,120 @@
+// Converting decoded ONNX nodes: convert_node (one node through its operator's converter, used for
+// the main graph and every subgraph alike) and import_subgraph (an If branch or a Loop/Scan body
+// imported in a new scope of the ImportContext, with its formal inputs bound to given values, so
+// that control-flow converters can inline it; names of enclosing graphs stay visible).
+#include "kiln/frontend/onnx.h"
+#include "kiln/support/error.h"
+#include "onnx_node.h"
+
+namespace kiln::frontend::onnx_import {
+
+namespace {
+
+std::string supported_list() {
+  std::string s;
+  for (const auto& op : onnx_supported_ops()) s += (s.empty() ? "" : ", ") + op;
+  return s;
+}
+
+const char* value_kind_name(OnnxGraphValue::Kind k) {
+  switch (k) {
+    case OnnxGraphValue::kSequence: return "a sequence";
+    case OnnxGraphValue::kOptional: return "an optional";
+    case OnnxGraphValue::kOtherType: return "a non-tensor (map or sparse tensor)";
+    default: return "a tensor";
+  }
+}
+
+}  // namespace
+
+void convert_node(ImportContext& ctx, const OnnxNode& node) {
+  ctx.begin_node(&node);
+  if (!(node.domain.empty() || node.domain == "ai.onnx")) {
+    throw UserError(UserErrorKind::kUnsupported, ctx.node_subject(),
+                    "operator domain '" + node.domain + "' is not supported (only ai.onnx)",
+                    "supported operators: " + supported_list());
+  }
+  const auto& table = converters();
+  auto it = table.find(node.op_type);
+  if (it == table.end()) {
+    throw UserError(UserErrorKind::kUnsupported, ctx.node_subject(),
+                    "operator " + node.op_type + " (opset " + std::to_string(ctx.opset()) + ") is not supported",
+                    "supported operators: " + supported_list());
+  }
+  for (const auto& [name, attr] : node.attrs) {
+    if (attr.kind == OnnxAttr::kOther) {
+      ctx.fail_attr(name, "has a kind Kiln does not read (sparse tensor or list of strings/tensors/graphs)");
+    }
+  }
+  std::vector<ir::Value> outs = it->second(ctx);
+  KILN_ICHECK(outs.size() <= node.outputs.size()) << node.op_type << " converter gave " << outs.size() << " outputs";
+  for (size_t k = 0; k < node.outputs.size(); ++k) {
+    if (node.outputs[k].empty()) continue;
+    if (k >= outs.size() || !outs[k].defined()) {
+      ctx.fail_unsupported("output " + std::to_string(k) + " ('" + node.outputs[k] + "') is not supported");
+    }
+    ctx.define(node.outputs[k], outs[k]);
+  }
+}
+
+std::vector<ir::Value> import_subgraph(ImportContext& ctx, const OnnxGraph& graph, const std::vector<ir::Value>& inputs,
+                                       const std::string& where) {
+  // Checked before entering the scope, so that the error names the control-flow node.
+  auto refuse_kind = [&](const OnnxGraphValue& v, const char* role) {
+    if (v.kind == OnnxGraphValue::kTensor || v.kind == OnnxGraphValue::kUntyped) return;
+    ctx.fail_unsupported(std::string(role) + " '" + v.name + "' of " + where + " is " + value_kind_name(v.kind) +
+                             ": sequence and optional types are not supported (Kiln compiles tensors only)",
+                         "export the model without sequence/optional values (e.g. return tensors, not lists)");
+  };
+  for (const auto& v : graph.inputs) refuse_kind(v, "input");
+  for (const auto& v : graph.outputs) refuse_kind(v, "output");
+  if (inputs.size() != graph.inputs.size()) {
+    ctx.fail_invalid(where + " declares " + std::to_string(graph.inputs.size()) + " inputs, the node passes it " +
+                     std::to_string(inputs.size()));
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const auto& formal = graph.inputs[i];
+    if (formal.dtype && *formal.dtype != inputs[i].type().dtype) {
+      ctx.fail_invalid(where + " declares input " + std::to_string(i) + " ('" + formal.name + "') as " +
+                       ir::dtype_name(*formal.dtype) + ", the node passes it " + inputs[i].type().to_string());
+    }
+  }
+  std::vector<ir::Value> outs;
+  {
+    SubgraphScope scope(ctx, where);
+    for (const auto& [name, data] : graph.initializers) ctx.define(name, ctx.constant(data, name));
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (!graph.inputs[i].name.empty()) ctx.define(graph.inputs[i].name, inputs[i]);
+    }
+    for (const OnnxNode& node : graph.nodes) convert_node(ctx, node);
+    ctx.begin_node(nullptr);
+    for (const auto& out : graph.outputs) {
+      if (!ctx.has(out.name)) {
+        throw UserError(UserErrorKind::kParse, ctx.model_name() + ": " + where,
+                        "output '" + out.name + "' is not defined by the subgraph or an enclosing graph");
+      }
+      outs.push_back(ctx.value(out.name));
+    }
+  }
+  for (size_t k = 0; k < outs.size(); ++k) {
+    const auto& formal = graph.outputs[k];
+    if (formal.dtype && *formal.dtype != outs[k].type().dtype) {
+      ctx.fail_invalid(where + " declares output " + std::to_string(k) + " ('" + formal.name + "') as " +
+                       ir::dtype_name(*formal.dtype) + " but computes " + outs[k].type().to_string());
+    }
+  }
+  return outs;
+}
+
+int64_t subgraph_size(const OnnxGraph& graph) {
+  int64_t n = 0;
+  for (const OnnxNode& node : graph.nodes) {
+    ++n;
+    for (const auto& [name, attr] : node.attrs) {
+      if (attr.kind == OnnxAttr::kGraph && attr.graph) n += subgraph_size(*attr.graph);
+    }
+  }
+  return n;
+}
+
+}  // namespace kiln::frontend::onnx_import
