@@ -110,6 +110,7 @@ void add_tensor_converters(std::map<std::string, Converter>& table);
 void add_math_converters(std::map<std::string, Converter>& table);
 void add_tensorops_converters(std::map<std::string, Converter>& table);  // onnx_ops_tensorops.cc
 void add_einsum_converters(std::map<std::string, Converter>& table);     // onnx_ops_einsum.cc
+void add_data_dependent_converters(std::map<std::string, Converter>& table);  // onnx_ops_data_dependent.cc
 
 }  // namespace kiln::frontend::onnx_import
 
