@@ -8,7 +8,8 @@
 //   reshape), Trilu (where with a constant mask), EyeLike (a constant), OneHot (equal against a
 //   constant iota, where), CenterCropPad (strided_slice + pad), AffineGrid (a constant grid of
 //   locations @ theta^T);
-// - GridSample -> grid_sample (mode names of opset 16 mapped to those of 20).
+// - GridSample -> grid_sample (mode names of opset 16 mapped to those of 20), Col2Im -> col2im
+//   (image_shape and block_shape constant).
 // Ops whose output size depends on the data: onnx_ops_data_dependent.cc.
 #include <algorithm>
 #include <numeric>
@@ -260,6 +261,13 @@ std::vector<Value> convert_center_crop_pad(ImportContext& ctx) {
   return {x};
 }
 
+std::vector<Value> convert_col2im(ImportContext& ctx) {
+  Attrs attrs;
+  attrs.set("image_shape", ctx.constant_ints(1, "image_shape")).set("block_shape", ctx.constant_ints(2, "block_shape"));
+  for (const char* name : {"dilations", "pads", "strides"}) attrs.set(name, ctx.attr_ints(name, {}));
+  return {ctx.call1("col2im", {ctx.input(0)}, attrs)};
+}
+
 std::vector<Value> convert_grid_sample(ImportContext& ctx) {
   std::string mode = ctx.attr_string("mode", ctx.opset() >= 20 ? "linear" : "bilinear");
   if (mode == "bilinear") mode = "linear";
@@ -334,6 +342,7 @@ void add_tensorops_converters(std::map<std::string, Converter>& table) {
   table["TopK"] = convert_topk;
   table["CenterCropPad"] = convert_center_crop_pad;
   table["GridSample"] = convert_grid_sample;
+  table["Col2Im"] = convert_col2im;
   table["AffineGrid"] = convert_affine_grid;
   add_data_dependent_converters(table);
 }

@@ -273,7 +273,7 @@ TEST(OpRegistryContents, EveryOperatorIsComplete) {
       {"gather_elements", OpPattern::kInjective}, {"gather_nd", OpPattern::kInjective},
       {"scatter_elements", OpPattern::kOpaque}, {"reverse_sequence", OpPattern::kInjective},
       {"cumsum", OpPattern::kOpaque}, {"cumprod", OpPattern::kOpaque}, {"topk", OpPattern::kOpaque},
-      {"grid_sample", OpPattern::kInjective},
+      {"grid_sample", OpPattern::kInjective}, {"col2im", OpPattern::kInjective},
   };
   for (const auto& [name, pattern] : contract) {
     const OpDef* op = OpRegistry::global().find(name);
