@@ -41,7 +41,7 @@ Col2ImGeometry geometry(const std::string& op, const TensorType& x, const Attrs&
     block_size *= g.block[d];
   }
   if (x.rank() != 3 || x.shape[1] % block_size != 0 || x.shape[2] != blocks) {
-    fail_input(op, 0, "x", "must be [N, C * " + std::to_string(block_size) + ", " + std::to_string(blocks) + "] for this geometry, got " +
+    fail_input(op, 0, "x", "x must be [N, C * " + std::to_string(block_size) + ", " + std::to_string(blocks) + "] for this geometry, got " +
                                shape_to_string(x.shape));
   }
   return g;
