@@ -165,4 +165,9 @@ MODELS = {
     "espcn_x3": (espcn, 13, False),
     "stn_classifier": (stn, 16, False),
     "swin_window_attention": (window_attention, 13, False),
+    # The same architectures at other opsets (TopK/CumSum/Einsum/Trilu/DepthToSpace/GridSample forms).
+    "espcn_x3_op11": (espcn, 11, False),
+    "detr_r18_postprocess_op11": (detr, 11, False),
+    "gpt_generate_step_op17": (gpt_step, 17, False),
+    "stn_classifier_op17": (stn, 17, False),
 }

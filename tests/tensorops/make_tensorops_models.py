@@ -75,6 +75,44 @@ def single_node_cases(out_dir, rng):
         save_case(out_dir, name, node_model("MatMul", shapes, {}, 13), xs, [np.asarray(want)])
 
 
+def error_cases(out_dir):
+    """Models Kiln must refuse with a clear message: errors/<name>.onnx + errors/<name>.txt (a
+    substring the error must contain)."""
+    from onnx import TensorProto, helper
+
+    os.makedirs(os.path.join(out_dir, "errors"))
+
+    def save(name, nodes, inputs, outputs, needle, opset=13):
+        graph = helper.make_graph(nodes, name, inputs, outputs)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+        with open(os.path.join(out_dir, "errors", name + ".onnx"), "wb") as f:
+            f.write(model.SerializeToString())
+        with open(os.path.join(out_dir, "errors", name + ".txt"), "w") as f:
+            f.write(needle)
+
+    f32 = lambda n, s: helper.make_tensor_value_info(n, TensorProto.FLOAT, s)
+    i64 = lambda n, s: helper.make_tensor_value_info(n, TensorProto.INT64, s)
+    save("unique_runtime", [helper.make_node("Unique", ["x"], ["y"])], [f32("x", [6])], [f32("y", None)],
+         "the output size depends on its values")
+    save("nonzero_runtime", [helper.make_node("NonZero", ["x"], ["y"])], [f32("x", [2, 3])], [i64("y", None)],
+         "input 0 (X; the output size depends on its values")
+    save("topk_runtime_k", [helper.make_node("TopK", ["x", "k"], ["v", "i"])], [f32("x", [2, 5]), i64("k", [1])],
+         [f32("v", None), i64("i", None)], "input 1 (K, 'k') is computed at run time")
+    save("einsum_bad_label", [helper.make_node("Einsum", ["a", "b"], ["c"], equation="ij,j1->i")],
+         [f32("a", [2, 3]), f32("b", [3, 4])], [f32("c", None)], "equation")
+    save("einsum_rank_mismatch", [helper.make_node("Einsum", ["a", "b"], ["c"], equation="ij,jk->ik")],
+         [f32("a", [2, 3, 1]), f32("b", [3, 4])], [f32("c", None)], "input 0 has rank 3, its equation term has 2 labels")
+    # Tile's repeats as an initializer of the wrong length.
+    with open(os.path.join(out_dir, "errors", "tile_bad_repeats.txt"), "w") as f:
+        f.write("repeats has 1 values for an input of rank 2")
+    graph = helper.make_graph([helper.make_node("Tile", ["x", "r"], ["y"])], "tile_bad_repeats", [f32("x", [2, 3])],
+                              [f32("y", None)], [helper.make_tensor("r", TensorProto.INT64, [1], [2])])
+    with open(os.path.join(out_dir, "errors", "tile_bad_repeats.onnx"), "wb") as f:
+        f.write(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString())
+    save("gather_elements_rank", [helper.make_node("GatherElements", ["x", "i"], ["y"], axis=1)],
+         [f32("x", [2, 3]), i64("i", [2])], [f32("y", None)], "indices has rank 1, data has rank 2")
+
+
 def torch_cases(out_dir):
     import io
 
@@ -193,6 +231,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix=".tensorops_models.", dir=parent)
     try:
         single_node_cases(tmp, np.random.default_rng(7))
+        error_cases(tmp)
         torch_cases(tmp)
     except Exception:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "driver/compile_test_util.h"
 #include "frontend/onnx_case_runner.h"
@@ -36,7 +38,9 @@ TEST(TensoropsModels, ReferenceAndCompiledMatch) {
     return outs;
   };
   std::vector<fs::path> cases;
-  for (const auto& e : fs::directory_iterator(root)) cases.push_back(e.path());
+  for (const auto& e : fs::directory_iterator(root)) {
+    if (e.path().filename() != "errors") cases.push_back(e.path());
+  }
   std::sort(cases.begin(), cases.end());
   ASSERT_GE(cases.size(), 20u);
   for (const fs::path& c : cases) {
@@ -48,6 +52,28 @@ TEST(TensoropsModels, ReferenceAndCompiledMatch) {
                 comp.passed ? "ok" : "FAIL");
   }
   fs::remove_all(dir);
+}
+
+// Models Kiln must refuse: the UserError names the node and input and says why (errors/*.txt
+// holds a substring of the message).
+TEST(TensoropsModels, ClearErrors) {
+  const fs::path root = fs::path(KILN_BINARY_DIR) / "tensorops_models" / "errors";
+  if (!fs::exists(root)) GTEST_SKIP() << root << " is missing: make_tensorops_models.py could not run (needs onnx and torch)";
+  int checked = 0;
+  for (const auto& e : fs::directory_iterator(root)) {
+    if (e.path().extension() != ".onnx") continue;
+    std::ifstream in(fs::path(e.path()).replace_extension(".txt"));
+    const std::string needle((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    try {
+      frontend::import_onnx(e.path().string());
+      ADD_FAILURE() << e.path().filename() << " imported without an error";
+    } catch (const UserError& err) {
+      EXPECT_NE(std::string(err.what()).find(needle), std::string::npos) << e.path().filename() << ": " << err.what();
+      std::printf("%-28s %s\n", e.path().filename().c_str(), err.what());
+    }
+    ++checked;
+  }
+  EXPECT_GE(checked, 6);
 }
 
 }  // namespace

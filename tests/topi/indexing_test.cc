@@ -91,6 +91,15 @@ TEST(TopiSample, GridSample) {
             {Dist::uniform(), Dist::uniform(-1.2, 1.2)}, {1e-5, 1e-5}});
 }
 
+TEST(TopiIndexing, Col2Im) {
+  check_op({"col2im", {tt({2, 3 * 6, 16})}, Attrs().set("image_shape", Ints{5, 6}).set("block_shape", Ints{2, 3}), {},
+            sum_tol(6)});
+  check_op({"col2im", {tt({1, 2 * 6, 3 * 4})},
+            Attrs().set("image_shape", Ints{7, 8}).set("block_shape", Ints{3, 2}).set("dilations", Ints{2, 1})
+                .set("pads", Ints{1, 2, 1, 2}).set("strides", Ints{2, 3}),
+            {}, sum_tol(6)});
+}
+
 TEST(TopiSample, ResizeAntialias) {
   for (const char* mode : {"linear", "cubic"}) {
     for (int64_t ex : {0, 1}) {

@@ -196,6 +196,7 @@ void add_loss_converters(std::map<std::string, Converter>& table);
 void add_elementwise_ext_converters(std::map<std::string, Converter>& table);  // onnx_ops_elementwise_ext.cc
 void add_reduce_norm_converters(std::map<std::string, Converter>& table);      // onnx_ops_reduce_norm.cc
 void add_control_flow_converters(std::map<std::string, Converter>& table);
+void add_data_dependent_converters(std::map<std::string, Converter>& table);  // onnx_ops_data_dependent.cc
 
 }  // namespace kiln::frontend::onnx_import
 

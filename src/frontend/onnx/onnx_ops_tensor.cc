@@ -353,8 +353,10 @@ std::vector<Value> convert_pad(ImportContext& ctx) {
 // Range(start, limit, delta): all three must be constants; the result is a constant of their dtype
 // with max(ceil((limit - start) / delta), 0) elements start + i * delta (integers exactly).
 std::vector<Value> convert_range(ImportContext& ctx) {
-  const NDArray start = ctx.constant_input(0, "start"), limit = ctx.constant_input(1, "limit"),
-                delta = ctx.constant_input(2, "delta");
+  // The output length ceil((limit - start) / delta) depends on all three values.
+  const std::string why = "; Range's output size depends on the values of start, limit and delta";
+  const NDArray start = ctx.constant_input(0, "start" + why), limit = ctx.constant_input(1, "limit" + why),
+                delta = ctx.constant_input(2, "delta" + why);
   for (const NDArray* a : {&start, &limit, &delta}) {
     if (a->numel() != 1) ctx.fail_invalid("start, limit and delta must be scalars");
   }

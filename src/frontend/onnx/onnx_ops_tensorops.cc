@@ -6,11 +6,11 @@
 // - decomposed into existing ops, which fuse into the neighbouring injective kernels: Tile
 //   (reshape -> expand -> reshape), DepthToSpace / SpaceToDepth (reshape -> transpose ->
 //   reshape), Trilu (where with a constant mask), EyeLike (a constant), OneHot (equal against a
-//   constant iota, where), CenterCropPad (strided_slice + pad), Compress with a constant condition
-//   (gather with constant indices), AffineGrid (a constant grid of locations @ theta^T);
-// - GridSample -> grid_sample (mode names of opset 16 mapped to those of 20);
-// - ops whose output size depends on the data (NonZero, Unique, NonMaxSuppression, Compress's
-//   condition): folded when their inputs are constants, else refused with a message that says so.
+//   constant iota, where), CenterCropPad (strided_slice + pad), AffineGrid (a constant grid of
+//   locations @ theta^T);
+// - GridSample -> grid_sample (mode names of opset 16 mapped to those of 20), Col2Im -> col2im
+//   (image_shape and block_shape constant).
+// Ops whose output size depends on the data: onnx_ops_data_dependent.cc.
 #include <algorithm>
 #include <numeric>
 
@@ -35,11 +35,6 @@ NDArray i64_array(const Shape& shape, const std::vector<int64_t>& v) {
   NDArray a = NDArray::empty(DType::kI64, shape);
   std::copy(v.begin(), v.end(), a.mutable_data<int64_t>().begin());
   return a;
-}
-
-// An input's constant data, described as one whose value decides the output's size.
-NDArray data_dependent_input(ImportContext& ctx, size_t i, const std::string& what) {
-  return ctx.constant_input(i, what + "; the output size depends on its values, so Kiln needs it constant");
 }
 
 std::vector<Value> convert_tile(ImportContext& ctx) {
@@ -266,44 +261,11 @@ std::vector<Value> convert_center_crop_pad(ImportContext& ctx) {
   return {x};
 }
 
-std::vector<Value> convert_compress(ImportContext& ctx) {
-  Value x = ctx.input(0);
-  const NDArray cond = data_dependent_input(ctx, 1, "condition");
-  int64_t axis;
-  if (ctx.has_attr("axis")) {
-    axis = ctx.normalize_axis(ctx.attr_int("axis", 0), x.type().rank(), "axis");
-  } else {
-    x = reshape_to(ctx, x, {x.type().numel()});
-    axis = 0;
-  }
-  const int64_t dim = x.type().shape[axis];
-  if (cond.numel() > dim) ctx.fail_invalid("condition has " + std::to_string(cond.numel()) + " values for an axis of " + std::to_string(dim));
-  std::vector<int64_t> picked;
-  for (int64_t i = 0; i < cond.numel(); ++i) {
-    if (cond.get_as_double(i) != 0) picked.push_back(i);
-  }
-  const Value idx = ctx.constant(i64_array({static_cast<int64_t>(picked.size())}, picked), "compress_indices");
-  return {ctx.call1("gather", {x, idx}, Attrs().set("axis", axis))};
-}
-
-std::vector<Value> convert_non_zero(ImportContext& ctx) {
-  const NDArray x = data_dependent_input(ctx, 0, "X");
-  const Shape& s = x.shape();
-  std::vector<int64_t> flat;
-  for (int64_t i = 0; i < x.numel(); ++i) {
-    if (x.get_as_double(i) != 0) flat.push_back(i);
-  }
-  const int64_t rank = std::max<int64_t>(1, static_cast<int64_t>(s.size())), n = static_cast<int64_t>(flat.size());
-  NDArray out = NDArray::empty(DType::kI64, {static_cast<int64_t>(s.size()), n});
-  for (int64_t j = 0; j < n; ++j) {
-    int64_t rest = flat[j];
-    for (int64_t d = static_cast<int64_t>(s.size()) - 1; d >= 0; --d) {
-      out.mutable_data<int64_t>()[d * n + j] = rest % s[d];
-      rest /= s[d];
-    }
-  }
-  (void)rank;
-  return {ctx.constant(std::move(out), ctx.node().outputs.at(0))};
+std::vector<Value> convert_col2im(ImportContext& ctx) {
+  Attrs attrs;
+  attrs.set("image_shape", ctx.constant_ints(1, "image_shape")).set("block_shape", ctx.constant_ints(2, "block_shape"));
+  for (const char* name : {"dilations", "pads", "strides"}) attrs.set(name, ctx.attr_ints(name, {}));
+  return {ctx.call1("col2im", {ctx.input(0)}, attrs)};
 }
 
 std::vector<Value> convert_grid_sample(ImportContext& ctx) {
@@ -361,16 +323,6 @@ std::vector<Value> convert_affine_grid(ImportContext& ctx) {
   return {reshape_to(ctx, grid, out)};
 }
 
-Converter data_dependent_refusal(const std::string& what) {
-  return [what](ImportContext& ctx) -> std::vector<Value> {
-    for (size_t i = 0; i < ctx.node().inputs.size(); ++i) {
-      if (ctx.has_input(i)) data_dependent_input(ctx, i, "input");
-    }
-    ctx.fail_unsupported("the size of " + what + " depends on the input values; folding it at compile time is not implemented",
-                         "compute it outside the model, or run this part of the model with ONNX Runtime");
-  };
-}
-
 }  // namespace
 
 void add_tensorops_converters(std::map<std::string, Converter>& table) {
@@ -389,12 +341,10 @@ void add_tensorops_converters(std::map<std::string, Converter>& table) {
   table["CumProd"] = scan("cumprod");
   table["TopK"] = convert_topk;
   table["CenterCropPad"] = convert_center_crop_pad;
-  table["Compress"] = convert_compress;
-  table["NonZero"] = convert_non_zero;
   table["GridSample"] = convert_grid_sample;
+  table["Col2Im"] = convert_col2im;
   table["AffineGrid"] = convert_affine_grid;
-  table["Unique"] = data_dependent_refusal("Unique's outputs");
-  table["NonMaxSuppression"] = data_dependent_refusal("NonMaxSuppression's output");
+  add_data_dependent_converters(table);
 }
 
 }  // namespace kiln::frontend::onnx_import

@@ -74,10 +74,10 @@ KILN_REGISTER_OP(grid_sample) {
     parse_mode(attrs.get_string("mode"));
     parse_padding(attrs.get_string("padding_mode"));
     const int rank = in[0].rank();
-    if (rank != 4 && rank != 5) fail_input("grid_sample", 0, "x", "must be [N, C, H, W] or [N, C, D, H, W]");
+    if (rank != 4 && rank != 5) fail_input("grid_sample", 0, "x", "x must be [N, C, H, W] or [N, C, D, H, W]");
     const int s = rank - 2;
     if (in[1].rank() != rank || in[1].shape[0] != in[0].shape[0] || in[1].shape.back() != s) {
-      fail_input("grid_sample", 1, "grid", "must be [N, out spatial..., " + std::to_string(s) + "] with x's N");
+      fail_input("grid_sample", 1, "grid", "grid must be [N, out spatial..., " + std::to_string(s) + "] with x's N");
     }
     Shape out = {in[0].shape[0], in[0].shape[1]};
     out.insert(out.end(), in[1].shape.begin() + 1, in[1].shape.end() - 1);

@@ -65,12 +65,12 @@ NDArray gather_flat(const NDArray& src, const TensorType& out_type, const std::v
 // Every dimension of `indices` but `axis` at most data's (ONNX GatherElements/ScatterElements).
 void require_elementwise_indices(const std::string& op, const TensorType& data, const TensorType& indices, int64_t axis) {
   if (indices.rank() != data.rank()) {
-    fail_input(op, 1, "indices", "has rank " + std::to_string(indices.rank()) + ", data has rank " + std::to_string(data.rank()),
+    fail_input(op, 1, "indices", "indices has rank " + std::to_string(indices.rank()) + ", data has rank " + std::to_string(data.rank()),
                "indices must have data's rank");
   }
   for (int d = 0; d < data.rank(); ++d) {
     if (d != axis && indices.shape[d] > data.shape[d]) {
-      fail_input(op, 1, "indices", "dimension " + std::to_string(d) + " is " + std::to_string(indices.shape[d]) +
+      fail_input(op, 1, "indices", "indices' dimension " + std::to_string(d) + " is " + std::to_string(indices.shape[d]) +
                                        ", larger than data's " + std::to_string(data.shape[d]));
     }
   }
@@ -86,7 +86,7 @@ KILN_REGISTER_OP(gather_elements) {
   d.attrs = {{"axis", AttrKind::kInt, AttrValue(int64_t{0}), "the axis of data (non-negative)"}};
   d.infer_type = [](const std::vector<TensorType>& in, const Attrs& attrs) {
     require_dtype("gather_elements", 1, "indices", in[1].dtype, DTypeSet::kIndex);
-    if (in[0].rank() < 1) fail_input("gather_elements", 0, "data", "is a scalar; it needs rank >= 1");
+    if (in[0].rank() < 1) fail_input("gather_elements", 0, "data", "data is a scalar; it needs rank >= 1");
     const int64_t axis = axis_attr("gather_elements", attrs, "axis", in[0].rank());
     require_elementwise_indices("gather_elements", in[0], in[1], axis);
     return std::vector<TensorType>{{in[0].dtype, in[1].shape}};
@@ -115,16 +115,16 @@ KILN_REGISTER_OP(gather_nd) {
   d.infer_type = [](const std::vector<TensorType>& in, const Attrs& attrs) {
     require_dtype("gather_nd", 1, "indices", in[1].dtype, DTypeSet::kIndex);
     const int64_t b = attrs.get_int("batch_dims"), r = in[0].rank(), q = in[1].rank();
-    if (q < 1) fail_input("gather_nd", 1, "indices", "is a scalar; it needs rank >= 1");
+    if (q < 1) fail_input("gather_nd", 1, "indices", "indices is a scalar; it needs rank >= 1");
     if (b < 0 || b >= std::min(r, q)) {
       fail_attr("gather_nd", "batch_dims", "is " + std::to_string(b) + "; expected 0 <= batch_dims < min(rank(data), rank(indices))");
     }
     const int64_t k = in[1].shape.back();
     if (k < 1 || k > r - b) {
-      fail_input("gather_nd", 1, "indices", "last dimension is " + std::to_string(k) + "; expected 1.." + std::to_string(r - b));
+      fail_input("gather_nd", 1, "indices", "indices last dimension is " + std::to_string(k) + "; expected 1.." + std::to_string(r - b));
     }
     for (int64_t j = 0; j < b; ++j) {
-      if (in[0].shape[j] != in[1].shape[j]) fail_input("gather_nd", 1, "indices", "batch dimension " + std::to_string(j) + " differs from data's");
+      if (in[0].shape[j] != in[1].shape[j]) fail_input("gather_nd", 1, "indices", "indices batch dimension " + std::to_string(j) + " differs from data's");
     }
     Shape out(in[1].shape.begin(), in[1].shape.end() - 1);
     out.insert(out.end(), in[0].shape.begin() + b + k, in[0].shape.end());
@@ -163,11 +163,11 @@ KILN_REGISTER_OP(scatter_elements) {
   d.infer_type = [](const std::vector<TensorType>& in, const Attrs& attrs) {
     const std::string op = "scatter_elements";
     require_dtype(op, 1, "indices", in[1].dtype, DTypeSet::kIndex);
-    if (in[0].rank() < 1) fail_input(op, 0, "data", "is a scalar; it needs rank >= 1");
+    if (in[0].rank() < 1) fail_input(op, 0, "data", "data is a scalar; it needs rank >= 1");
     const int64_t axis = axis_attr(op, attrs, "axis", in[0].rank());
     require_elementwise_indices(op, in[0], in[1], axis);
-    if (in[2].shape != in[1].shape) fail_input(op, 2, "updates", "shape " + shape_to_string(in[2].shape) + " differs from indices' " + shape_to_string(in[1].shape));
-    if (in[2].dtype != in[0].dtype) fail_input(op, 2, "updates", "element type differs from data's");
+    if (in[2].shape != in[1].shape) fail_input(op, 2, "updates", "updates shape " + shape_to_string(in[2].shape) + " differs from indices' " + shape_to_string(in[1].shape));
+    if (in[2].dtype != in[0].dtype) fail_input(op, 2, "updates", "updates element type differs from data's");
     const std::string& r = attrs.get_string("reduction");
     if (r != "none" && r != "add" && r != "mul" && r != "max" && r != "min") {
       fail_attr(op, "reduction", "is \"" + r + "\"", "expected none, add, mul, max or min");
@@ -219,12 +219,12 @@ KILN_REGISTER_OP(reverse_sequence) {
   d.infer_type = [](const std::vector<TensorType>& in, const Attrs& attrs) {
     const std::string op = "reverse_sequence";
     require_dtype(op, 1, "seq_lens", in[1].dtype, DTypeSet::kIndex);
-    if (in[0].rank() < 2) fail_input(op, 0, "x", "has rank " + std::to_string(in[0].rank()) + "; it needs rank >= 2");
+    if (in[0].rank() < 2) fail_input(op, 0, "x", "x has rank " + std::to_string(in[0].rank()) + "; it needs rank >= 2");
     const int64_t b = attrs.get_int("batch_axis"), t = attrs.get_int("time_axis");
     if ((b != 0 && b != 1) || (t != 0 && t != 1) || b == t) {
       fail_attr(op, "batch_axis", "batch_axis " + std::to_string(b) + " and time_axis " + std::to_string(t), "one must be 0, the other 1");
     }
-    if (in[1].shape != Shape{in[0].shape[b]}) fail_input(op, 1, "seq_lens", "must have shape [" + std::to_string(in[0].shape[b]) + "] (the batch size)");
+    if (in[1].shape != Shape{in[0].shape[b]}) fail_input(op, 1, "seq_lens", "seq_lens must have shape [" + std::to_string(in[0].shape[b]) + "] (the batch size)");
     return std::vector<TensorType>{in[0]};
   };
   d.reference = [](const std::vector<NDArray>& in, const Attrs& attrs, const std::vector<TensorType>& out_types) {

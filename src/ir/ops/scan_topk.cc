@@ -27,7 +27,7 @@ OpDef scan_op(const std::string& name, const std::string& doc) {
   d.attrs = scan_attrs();
   d.infer_type = [name](const std::vector<TensorType>& in, const Attrs& attrs) {
     require_dtype(name, 0, "x", in[0].dtype, DTypeSet::kNumeric);
-    if (in[0].rank() < 1) fail_input(name, 0, "x", "is a scalar; it needs rank >= 1");
+    if (in[0].rank() < 1) fail_input(name, 0, "x", "x is a scalar; it needs rank >= 1");
     axis_attr(name, attrs, "axis", in[0].rank());
     return std::vector<TensorType>{in[0]};
   };
@@ -85,7 +85,7 @@ KILN_REGISTER_OP(topk) {
              {"sorted", AttrKind::kInt, AttrValue(int64_t{1}), "accepted; the result is always sorted"}};
   d.infer_type = [](const std::vector<TensorType>& in, const Attrs& attrs) {
     require_dtype("topk", 0, "x", in[0].dtype, DTypeSet::kNumeric);
-    if (in[0].rank() < 1) fail_input("topk", 0, "x", "is a scalar; it needs rank >= 1");
+    if (in[0].rank() < 1) fail_input("topk", 0, "x", "x is a scalar; it needs rank >= 1");
     const int64_t axis = axis_attr("topk", attrs, "axis", in[0].rank());
     const int64_t k = attrs.get_int("k");
     if (k < 0 || k > in[0].shape[axis]) {

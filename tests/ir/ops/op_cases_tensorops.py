@@ -131,3 +131,13 @@ def add_cases(case, rng):
             y = F.interpolate(t64(xr), size=size, mode=torch_mode, antialias=True, align_corners=False).numpy()
             case(f"resize_antialias_{mode}_{size[0]}x{size[1]}", "resize", [xr], [y.astype(np.float32)],
                  dict({"sizes": [1, 2, size[0], size[1]], "mode": mode, "antialias": 1, "exclude_outside": 1}, **extra), rtol=1e-4, atol=1e-5)
+
+    # col2im against PyTorch's fold (2-D), with strides, dilations and pads.
+    for name, (img, blk, dil, pad, st) in {"col2im_basic": ((5, 6), (2, 3), (1, 1), (0, 0), (1, 1)),
+                                            "col2im_strided_dilated_padded": ((7, 8), (3, 2), (2, 1), (1, 2), (2, 3))}.items():
+        cnt = [(img[k] + 2 * pad[k] - dil[k] * (blk[k] - 1) - 1) // st[k] + 1 for k in range(2)]
+        cols = rand(2, 3 * blk[0] * blk[1], cnt[0] * cnt[1])
+        y = F.fold(t64(cols), img, blk, dilation=dil, padding=pad, stride=st).numpy()
+        case(name, "col2im", [cols], [y.astype(np.float32)],
+             {"image_shape": list(img), "block_shape": list(blk), "dilations": list(dil), "pads": [pad[0], pad[1], pad[0], pad[1]],
+              "strides": list(st)}, rtol=1e-5, atol=1e-5)

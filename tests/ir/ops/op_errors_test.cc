@@ -224,6 +224,33 @@ TEST(OpErrors, Resize) {
   EXPECT_INFER_ERROR("resize", x, Attrs(sizes).set("exclude_outside", int64_t{3}), K::kInvalidArgument, "'exclude_outside'");
 }
 
+TEST(OpErrors, IndexingScanSampling) {
+  const TensorType i64_2 = T(DType::kI64, {2});
+  EXPECT_INFER_ERROR("gather_elements", (std::vector<TensorType>{F32({2, 3}), i64_2}), {}, K::kInvalidArgument,
+                     "gather_elements input 1 (indices)");
+  EXPECT_INFER_ERROR("gather_elements", (std::vector<TensorType>{F32({2, 3}), F32({2, 3})}), {}, K::kUnsupported, "indices");
+  EXPECT_INFER_ERROR("gather_nd", (std::vector<TensorType>{F32({2, 3}), T(DType::kI64, {4, 3})}), {}, K::kInvalidArgument,
+                     "last dimension is 3");
+  EXPECT_INFER_ERROR("scatter_elements", (std::vector<TensorType>{F32({2, 3}), T(DType::kI64, {2, 3}), F32({2, 2})}), {},
+                     K::kInvalidArgument, "scatter_elements input 2 (updates)");
+  EXPECT_INFER_ERROR("scatter_elements", (std::vector<TensorType>{F32({2, 3}), T(DType::kI64, {2, 3}), F32({2, 3})}),
+                     Attrs().set("reduction", std::string("avg")), K::kInvalidArgument, "scatter_elements attribute 'reduction'");
+  EXPECT_INFER_ERROR("reverse_sequence", (std::vector<TensorType>{F32({4, 3}), T(DType::kI64, {4})}), {}, K::kInvalidArgument,
+                     "seq_lens must have shape [3]");
+  EXPECT_INFER_ERROR("cumsum", {F32({3})}, Attrs().set("axis", int64_t{1}), K::kInvalidArgument, "cumsum attribute 'axis'");
+  EXPECT_INFER_ERROR("cumprod", {T(DType::kBool, {3})}, {}, K::kUnsupported, "cumprod input 0 (x)");
+  EXPECT_INFER_ERROR("topk", {F32({2, 5})}, Attrs().set("k", int64_t{6}).set("axis", int64_t{1}), K::kInvalidArgument,
+                     "topk attribute 'k'");
+  EXPECT_INFER_ERROR("grid_sample", (std::vector<TensorType>{F32({1, 2, 4, 4}), F32({1, 3, 3, 3})}), {}, K::kInvalidArgument,
+                     "grid_sample input 1 (grid)");
+  EXPECT_INFER_ERROR("grid_sample", (std::vector<TensorType>{F32({1, 2, 4, 4}), F32({1, 3, 3, 2})}),
+                     Attrs().set("mode", std::string("area")), K::kInvalidArgument, "grid_sample attribute 'mode'");
+  EXPECT_INFER_ERROR("col2im", {F32({1, 6, 5})}, Attrs().set("image_shape", Ints{4, 4}).set("block_shape", Ints{2, 3}),
+                     K::kInvalidArgument, "col2im input 0 (x)");
+  EXPECT_INFER_ERROR("col2im", {F32({1, 6, 5})}, Attrs().set("image_shape", Ints{2, 2}).set("block_shape", Ints{3, 3}),
+                     K::kInvalidArgument, "does not fit");
+}
+
 // Every operator rejects a wrong number of inputs by name (a hand-written graph may have any).
 TEST(OpErrors, WrongInputCount) {
   for (const auto& name : OpRegistry::global().names()) {
@@ -274,7 +301,7 @@ TEST(OpRegistryContents, EveryOperatorIsComplete) {
       {"gather_elements", OpPattern::kInjective}, {"gather_nd", OpPattern::kInjective},
       {"scatter_elements", OpPattern::kOpaque}, {"reverse_sequence", OpPattern::kInjective},
       {"cumsum", OpPattern::kOpaque}, {"cumprod", OpPattern::kOpaque}, {"topk", OpPattern::kOpaque},
-      {"grid_sample", OpPattern::kInjective},
+      {"grid_sample", OpPattern::kInjective}, {"col2im", OpPattern::kInjective},
       // Math, activations, comparisons, logic, bit operations, reductions, spatial normalizations.
       {"sin", OpPattern::kElemwise}, {"cos", OpPattern::kElemwise}, {"tan", OpPattern::kElemwise},
       {"asin", OpPattern::kElemwise}, {"acos", OpPattern::kElemwise}, {"atan", OpPattern::kElemwise},

@@ -160,7 +160,7 @@ TEST(OpNumpy, Resize) { run_cases({"resize"}); }
 TEST(OpNumpy, LayoutAndFused) { run_cases({"layout_transform", "conv2d_nchwc", "max_pool2d_nchwc", "avg_pool2d_nchwc", "fused"}); }
 TEST(OpNumpy, IndexingScanSampling) {
   run_cases({"gather_elements", "gather_nd", "scatter_elements", "reverse_sequence", "cumsum", "cumprod", "topk",
-             "grid_sample"});
+             "grid_sample", "col2im"});
 }
 TEST(OpNumpy, Winograd) { run_cases({"winograd_weight_transform", "conv2d_winograd_nchwc"}); }
 TEST(OpNumpy, MathAndActivations) {
