@@ -141,6 +141,15 @@ TEST(OnnxImportErrors, UnsupportedAttributeValue) {
   expect_user_error([] { import_onnx(bad("conv1d")); }, UserErrorKind::kUnsupported, {"c1d", "2-D only"});
 }
 
+TEST(OnnxImportErrors, MathAndNormalizationAttributes) {
+  SKIP_IF_NO_CASES();
+  expect_user_error([] { import_onnx(bad("group_norm_bad_groups")); }, UserErrorKind::kUnsupported,
+                    {"gn0", "num_groups", "divide the 4 channels"});
+  expect_user_error([] { import_onnx(bad("lp_norm_p3")); }, UserErrorKind::kUnsupported, {"lp0", "'p'", "p = 1 or 2"});
+  expect_user_error([] { import_onnx(bad("bitshift_bad_direction")); }, UserErrorKind::kUnsupported,
+                    {"shift0", "direction", "'UP'"});
+}
+
 TEST(OnnxImportErrors, OpsetOutOfRange) {
   SKIP_IF_NO_CASES();
   expect_user_error([] { import_onnx(bad("opset_too_old")); }, UserErrorKind::kUnsupported, {"opset 9", "11..28"});
