@@ -256,6 +256,31 @@ def main():
     save_case("dynamic_batch", [helper.make_node("Relu", ["x"], ["y"])], [("x", a)], [("y", np.maximum(a, 0))],
               input_shapes={"x": ["N", 3, 4]})
 
+    # Math / normalization converters with opset-dependent forms (expected values from numpy).
+    hx = randf(2, 3, 4)
+    flat = hx.reshape(2, 12)
+    simple("hardmax_opset11_coerced_2d", "Hardmax", [("x", hx)],
+           np.eye(12, dtype=np.float32)[flat.argmax(axis=1)].reshape(2, 3, 4), opset=11, axis=1)
+    gx, gs, gb = randf(2, 6, 3, 3), randf(3), randf(3)
+    gxd = gx.astype(np.float64).reshape(2, 3, -1)
+    gy = (gxd - gxd.mean(axis=2, keepdims=True)) / np.sqrt(gxd.var(axis=2, keepdims=True) + 1e-5)
+    gy = gy.reshape(2, 3, 2, 3, 3) * gs.reshape(1, 3, 1, 1, 1) + gb.reshape(1, 3, 1, 1, 1)
+    simple("group_norm_opset18_per_group", "GroupNormalization", [("x", gx), ("scale", gs), ("bias", gb)],
+           gy.reshape(2, 6, 3, 3).astype(np.float32), opset=18, num_groups=3)
+    rx = randf(2, 3, 4)
+    rxd = rx.astype(np.float64)
+    simple("reduce_l2_opset13_axes_attr", "ReduceL2", [("x", rx)],
+           np.sqrt((rxd ** 2).sum(axis=1)).astype(np.float32), axes=[1], keepdims=0)
+    simple("reduce_log_sum_exp_opset13", "ReduceLogSumExp", [("x", rx * 30)],
+           np.log(np.exp(rxd * 30).sum(axis=(0, 2), keepdims=True)).astype(np.float32), axes=[0, -1])
+    simple("lp_norm_p1", "LpNormalization", [("x", rx)],
+           (rxd / np.abs(rxd).sum(axis=1, keepdims=True)).astype(np.float32), axis=1, p=1)
+    simple("argmin_last_index", "ArgMin", [("x", np.array([[3, 1, 1], [2, 2, 0]], np.float32))],
+           np.array([[2], [2]], np.int64), axis=1, select_last_index=1)
+    simple("bitshift_left_u8", "BitShift", [("a", np.array([1, 3, 255], np.uint8)), ("n", np.array([3, 1, 1], np.uint8))],
+           np.array([8, 6, 254], np.uint8), opset=11, direction="LEFT")
+    simple("mean_broadcast", "Mean", [("a", a), ("b", b)], ((a.astype(np.float64) + b) / 2).astype(np.float32))
+
     # Malformed and unsupported models for the error tests.
     with open(os.path.join(BAD, "not_onnx.onnx"), "w") as f:
         f.write("this is a text file, not an ONNX model\n" * 4)
@@ -271,7 +296,7 @@ def main():
         m.ir_version = 8
         onnx.save_model(m, os.path.join(BAD, name + ".onnx"))
 
-    bad("unsupported_op", [helper.make_node("Celu", ["x"], ["y"], name="my_celu")])
+    bad("unsupported_op", [helper.make_node("Bernoulli", ["x"], ["y"], name="my_bernoulli")])  # random: never compiled
     bad("unsupported_attr", [helper.make_node("Conv", ["x", "w"], ["y"], auto_pad="SAME_MIDDLE", name="conv0")],
         inits=[("w", randf(2, 4, 3, 3))])
     bad("unsupported_cast", [helper.make_node("Cast", ["x"], ["y"], to=TensorProto.STRING, name="cast0")])
@@ -280,6 +305,11 @@ def main():
     bad("conv4d", [helper.make_node("Reshape", ["x", "s"], ["r"]), helper.make_node("Conv", ["r", "w"], ["y"], name="c4d")],
         inits=[("s", np.array([1, 4, 3, 3, 3, 3], np.int64)), ("w", randf(2, 4, 1, 1, 1, 1))])
     bad("runtime_shape", [helper.make_node("Reshape", ["x", "x"], ["y"], name="reshape0")])
+    bad("group_norm_bad_groups", [helper.make_node("GroupNormalization", ["x", "s", "b"], ["y"], num_groups=3,
+                                                   name="gn0")],
+        opset=18, inits=[("s", randf(3)), ("b", randf(3))])
+    bad("lp_norm_p3", [helper.make_node("LpNormalization", ["x"], ["y"], p=3, name="lp0")])
+    bad("bitshift_bad_direction", [helper.make_node("BitShift", ["x", "x"], ["y"], direction="UP", name="shift0")])
     bad("undefined_value", [helper.make_node("Relu", ["nowhere"], ["y"], name="relu0")])
     print(f"wrote {len(os.listdir(CASES))} cases to {CASES} and {len(os.listdir(BAD))} bad models to {BAD}")
 

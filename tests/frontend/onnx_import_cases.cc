@@ -130,7 +130,7 @@ TEST(OnnxImportErrors, MissingFile) {
 TEST(OnnxImportErrors, UnsupportedOperatorNamesOpNodeOpsetAndSupportedList) {
   SKIP_IF_NO_CASES();
   expect_user_error([] { import_onnx(bad("unsupported_op")); }, UserErrorKind::kUnsupported,
-                    {"my_celu", "Celu", "opset 13", "supported operators:", "Conv", "Resize"});
+                    {"my_bernoulli", "Bernoulli", "opset 13", "supported operators:", "Conv", "Resize"});
 }
 
 TEST(OnnxImportErrors, UnsupportedAttributeValue) {
@@ -139,6 +139,15 @@ TEST(OnnxImportErrors, UnsupportedAttributeValue) {
                     {"conv0", "auto_pad", "SAME_MIDDLE"});
   expect_user_error([] { import_onnx(bad("unsupported_cast")); }, UserErrorKind::kUnsupported, {"cast0", "'to'"});
   expect_user_error([] { import_onnx(bad("conv4d")); }, UserErrorKind::kUnsupported, {"c4d", "1, 2 or 3 spatial dimensions"});
+}
+
+TEST(OnnxImportErrors, MathAndNormalizationAttributes) {
+  SKIP_IF_NO_CASES();
+  expect_user_error([] { import_onnx(bad("group_norm_bad_groups")); }, UserErrorKind::kUnsupported,
+                    {"gn0", "num_groups", "divide the 4 channels"});
+  expect_user_error([] { import_onnx(bad("lp_norm_p3")); }, UserErrorKind::kUnsupported, {"lp0", "'p'", "p = 1 or 2"});
+  expect_user_error([] { import_onnx(bad("bitshift_bad_direction")); }, UserErrorKind::kUnsupported,
+                    {"shift0", "direction", "'UP'"});
 }
 
 TEST(OnnxImportErrors, OpsetOutOfRange) {

@@ -114,7 +114,10 @@ KILN_REGISTER_OP(instance_norm) {
   d.attrs = {{"epsilon", AttrKind::kFloat, AttrValue(1e-5), "added to the variance"}};
   d.infer_type = infer_instance_norm;
   d.reference = reference_instance_norm;
-  d.pattern = OpPattern::kOpaque;
+  // Reads x three times (sum, squares, output): like a conv, it takes index-only producers (a
+  // layout transform back from NCHWc) and its elementwise consumers (ReLU, residual add) into its
+  // kernel (FuseOps), never an elementwise producer that would be recomputed per read.
+  d.pattern = OpPattern::kOutEWiseFusable;
   return with_arity_check(std::move(d));
 }
 

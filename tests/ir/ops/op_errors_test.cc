@@ -319,7 +319,7 @@ TEST(OpRegistryContents, EveryOperatorIsComplete) {
       {"bitwise_xor", OpPattern::kBroadcast}, {"bit_shift", OpPattern::kBroadcast}, {"prelu", OpPattern::kBroadcast},
       {"reduce_min", OpPattern::kCommReduce}, {"reduce_prod", OpPattern::kCommReduce},
       {"argmax", OpPattern::kOpaque}, {"argmin", OpPattern::kOpaque},
-      {"instance_norm", OpPattern::kOpaque}, {"lrn", OpPattern::kOpaque},
+      {"instance_norm", OpPattern::kOutEWiseFusable}, {"lrn", OpPattern::kOpaque},
   };
   for (const auto& [name, pattern] : contract) {
     const OpDef* op = OpRegistry::global().find(name);
