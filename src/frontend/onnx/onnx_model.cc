@@ -23,6 +23,7 @@ using ir::NDArray;
 using onnx_import::ImportContext;
 using onnx_import::OnnxAttr;
 using onnx_import::OnnxNode;
+using onnx_import::onnx_type_name;
 
 std::string read_file(const std::string& path) {
   std::error_code ec;
@@ -34,19 +35,6 @@ std::string read_file(const std::string& path) {
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
-}
-
-const char* onnx_type_name(int t) {
-  switch (t) {
-    case 1: return "FLOAT"; case 2: return "UINT8"; case 3: return "INT8"; case 4: return "UINT16";
-    case 5: return "INT16"; case 6: return "INT32"; case 7: return "INT64"; case 8: return "STRING";
-    case 9: return "BOOL"; case 10: return "FLOAT16"; case 11: return "DOUBLE"; case 12: return "UINT32";
-    case 13: return "UINT64"; case 14: return "COMPLEX64"; case 15: return "COMPLEX128"; case 16: return "BFLOAT16";
-    case 17: return "FLOAT8E4M3FN"; case 18: return "FLOAT8E4M3FNUZ"; case 19: return "FLOAT8E5M2";
-    case 20: return "FLOAT8E5M2FNUZ"; case 21: return "UINT4"; case 22: return "INT4"; case 23: return "FLOAT4E2M1";
-    case 24: return "FLOAT8E8M0"; case 25: return "UINT2"; case 26: return "INT2";
-    default: return "UNDEFINED";
-  }
 }
 
 bool dtype_from_onnx(int t, DType* out) {
@@ -474,3 +462,20 @@ void parse_input_shape_option(const std::string& spec, std::map<std::string, ir:
 }
 
 }  // namespace kiln::frontend
+
+namespace kiln::frontend::onnx_import {
+
+const char* onnx_type_name(int t) {
+  switch (t) {
+    case 1: return "FLOAT"; case 2: return "UINT8"; case 3: return "INT8"; case 4: return "UINT16";
+    case 5: return "INT16"; case 6: return "INT32"; case 7: return "INT64"; case 8: return "STRING";
+    case 9: return "BOOL"; case 10: return "FLOAT16"; case 11: return "DOUBLE"; case 12: return "UINT32";
+    case 13: return "UINT64"; case 14: return "COMPLEX64"; case 15: return "COMPLEX128"; case 16: return "BFLOAT16";
+    case 17: return "FLOAT8E4M3FN"; case 18: return "FLOAT8E4M3FNUZ"; case 19: return "FLOAT8E5M2";
+    case 20: return "FLOAT8E5M2FNUZ"; case 21: return "UINT4"; case 22: return "INT4"; case 23: return "FLOAT4E2M1";
+    case 24: return "FLOAT8E8M0"; case 25: return "UINT2"; case 26: return "INT2";
+    default: return "UNDEFINED";
+  }
+}
+
+}  // namespace kiln::frontend::onnx_import

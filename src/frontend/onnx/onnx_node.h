@@ -109,6 +109,9 @@ void add_nn_converters(std::map<std::string, Converter>& table);
 void add_tensor_converters(std::map<std::string, Converter>& table);
 void add_math_converters(std::map<std::string, Converter>& table);
 
+// The name of a TensorProto data type ("FLOAT", "UINT4", ...; "UNDEFINED" for unknown values).
+const char* onnx_type_name(int t);
+
 }  // namespace kiln::frontend::onnx_import
 
 #endif  // KILN_FRONTEND_ONNX_ONNX_NODE_H_

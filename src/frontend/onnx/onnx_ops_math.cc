@@ -84,7 +84,8 @@ std::vector<Value> convert_cast(ImportContext& ctx) {
   int64_t to = ctx.attr_int("to", -1);
   ir::DType dtype;
   if (!cast_target(to, &dtype)) {
-    ctx.fail_attr("to", "= " + std::to_string(to) + " names an element type Kiln does not support",
+    ctx.fail_attr("to", "= " + std::to_string(to) + " (" + onnx_type_name(static_cast<int>(to)) +
+                            ") names an element type Kiln does not support",
                   "supported: FLOAT, DOUBLE, FLOAT16, BFLOAT16, INT8, UINT8, INT16, UINT16, INT32, UINT32, INT64, UINT64, BOOL");
   }
   if (ctx.input(0).type().dtype == dtype) return {ctx.input(0)};
