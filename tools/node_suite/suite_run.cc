@@ -91,7 +91,9 @@ Outcome read_outcome(const Job& job, int wait_status, bool timed_out, double tim
   Outcome o;
   if (timed_out) {
     o.status = "timeout";
-    o.reason = "killed after " + std::to_string(static_cast<int>(timeout_s)) + " s";
+    std::ostringstream os;
+    os << "killed after " << timeout_s << " s";
+    o.reason = os.str();
     return o;
   }
   std::ifstream in(job.result);
