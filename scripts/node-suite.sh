@@ -3,12 +3,13 @@
 # ops) through Kiln's reference executor, Kiln compiled and ONNX Runtime 1.30, side by side, with
 # ONNX's comparison rule (rtol 1e-3, atol 1e-7, same shape and dtype, NaN == NaN).
 #
-# Usage: scripts/node-suite.sh [--update-docs] [--filter TEXT] [--jobs N] [--timeout S] [--no-ort]
-#                              [--out DIR] [--root DIR]
+# Usage: scripts/node-suite.sh [--update-docs] [--markdown FILE] [--filter TEXT] [--jobs N]
+#                              [--timeout S] [--no-ort] [--out DIR] [--root DIR]
 #   Prints the per-operator table, the totals and Kiln's failures by category; writes
 #   DIR/node-suite.tsv (per test: test, op, domain, opset, ref, compiled, bound, ort, reason,
 #   ort_reason; default DIR: $build/node-suite). --update-docs regenerates the node-suite section
-#   of docs/onnx.md (the table and every test Kiln compiled fails, with its reason).
+#   of docs/onnx.md (the table and every test Kiln compiled fails, with its reason); --markdown
+#   writes that section to FILE instead.
 # Builds kiln_node_suite when needed. ONNX Runtime comes from ../shared/peers/setup.sh (run here when
 # absent); it runs in one node process beside Kiln's children and is restarted after a crash,
 # which is recorded for the test it was running. Without node/npm the ORT column stays empty.
@@ -17,18 +18,19 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=$(bash "$root/scripts/build-dir.sh")
 suite="$root/../shared/onnx-node-tests"
 out="$build/node-suite"
-jobs=2 timeout=120 filter="" ort=1 update_docs=0
+jobs=2 timeout=120 filter="" ort=1 update_docs=0 markdown=""
 cmdline="scripts/node-suite.sh $*"
 while [ $# -gt 0 ]; do
   case "$1" in
     --update-docs) update_docs=1 ;;
+    --markdown) markdown=$2; shift ;;
     --filter) filter=$2; shift ;;
     --jobs) jobs=$2; shift ;;
     --timeout) timeout=$2; shift ;;
     --no-ort) ort=0 ;;
     --out) out=$2; shift ;;
     --root) suite=$2; shift ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "error: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -73,6 +75,8 @@ fi
 [ -n "$ort_pid" ] && wait "$ort_pid"
 
 report=("$tool" report --root "$suite" --kiln "$out/kiln.tsv" --ort "$ort_tsv" --tsv "$out/node-suite.tsv")
-[ "$update_docs" = 1 ] && report+=(--update-doc "$root/docs/onnx.md" --command "$cmdline")
+[ "$update_docs" = 1 ] && report+=(--update-doc "$root/docs/onnx.md")
+[ -n "$markdown" ] && report+=(--markdown "$markdown")
+report+=(--command "$cmdline")
 "${report[@]}"
 echo "per-test results: $out/node-suite.tsv"

@@ -3,7 +3,7 @@
 //   kiln_node_suite run    --root DIR --out KILN.tsv [--jobs N] [--timeout S] [--filter TEXT]
 //                          [--target T] [--ref-only | --compiled-only]
 //   kiln_node_suite report --root DIR --kiln KILN.tsv [--ort ORT.tsv] [--tsv OUT.tsv]
-//                          [--update-doc FILE.md --command TEXT]
+//                          [--update-doc FILE.md] [--markdown OUT.md] [--command TEXT]
 // Exit status: 0 done (failing tests are results, not errors), 2 usage or user error, 3 internal.
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
   report_cmd->add_option("--ort", report.ort_tsv, "ort_node_suite.js's TSV");
   report_cmd->add_option("--tsv", report.out_tsv, "per-test TSV to write");
   report_cmd->add_option("--update-doc", report.update_doc, "Markdown file whose node-suite section is regenerated");
+  report_cmd->add_option("--markdown", report.markdown, "write that section to this file");
   report_cmd->add_option("--command", report.command, "the command quoted in that section");
   CLI11_PARSE(app, argc, argv);
   try {

@@ -57,6 +57,7 @@ struct ReportOptions {
   std::string root, kiln_tsv, ort_tsv;
   std::string out_tsv;      // per-test table, "" = none
   std::string update_doc;   // a Markdown file whose node-suite section is regenerated, "" = none
+  std::string markdown;     // a file to write that section to on its own, "" = none
   std::string command;      // the command line quoted in the Markdown section
 };
 // Prints the per-operator table, totals and failure categories to stdout.
