@@ -90,7 +90,10 @@ DLDataType to_dl_dtype(ir::DType dtype) {
     case ir::DType::kI16:
     case ir::DType::kI32:
     case ir::DType::kI64: return DLDataType{kDLInt, bits, 1};
-    case ir::DType::kU8: return DLDataType{kDLUInt, 8, 1};
+    case ir::DType::kU8:
+    case ir::DType::kU16:
+    case ir::DType::kU32:
+    case ir::DType::kU64: return DLDataType{kDLUInt, bits, 1};
     case ir::DType::kBool: return DLDataType{6 /* kDLBool */, 8, 1};
   }
   KILN_ICHECK(false) << "unknown dtype";

@@ -377,6 +377,7 @@ CompileReport compile_onnx(const std::string& model_path, const std::string& out
   const auto start = Clock::now();
   frontend::OnnxImportOptions io;
   io.input_shapes = options.input_shapes;
+  io.constant_inputs = options.constant_inputs;
   ir::Graph graph = frontend::import_onnx(model_path, io);
   const double import_s = seconds_since(start);
   CompileOptions o = options;

@@ -16,7 +16,8 @@ constexpr DTypeInfo kDTypes[] = {
     {DType::kF32, "f32", 4, true},   {DType::kF64, "f64", 8, true},   {DType::kF16, "f16", 2, true},
     {DType::kBF16, "bf16", 2, true}, {DType::kI8, "i8", 1, false},    {DType::kU8, "u8", 1, false},
     {DType::kI16, "i16", 2, false},  {DType::kI32, "i32", 4, false},  {DType::kI64, "i64", 8, false},
-    {DType::kBool, "bool", 1, false},
+    {DType::kBool, "bool", 1, false}, {DType::kU16, "u16", 2, false},  {DType::kU32, "u32", 4, false},
+    {DType::kU64, "u64", 8, false},
 };
 
 const DTypeInfo& info(DType dtype) {

@@ -79,6 +79,9 @@ double NDArray::get_as_double(int64_t i) const {
     case DType::kI32: return reinterpret_cast<const int32_t*>(p)[i];
     case DType::kI64: return static_cast<double>(reinterpret_cast<const int64_t*>(p)[i]);
     case DType::kBool: return p[i] != 0 ? 1.0 : 0.0;
+    case DType::kU16: return reinterpret_cast<const uint16_t*>(p)[i];
+    case DType::kU32: return reinterpret_cast<const uint32_t*>(p)[i];
+    case DType::kU64: return static_cast<double>(reinterpret_cast<const uint64_t*>(p)[i]);
   }
   KILN_IFAIL() << "unknown dtype";
 }
@@ -96,6 +99,9 @@ void NDArray::set_from_double(int64_t i, double v) {
     case DType::kI32: reinterpret_cast<int32_t*>(p)[i] = saturate<int32_t>(v); return;
     case DType::kI64: reinterpret_cast<int64_t*>(p)[i] = saturate<int64_t>(v); return;
     case DType::kBool: p[i] = v != 0.0 ? 1 : 0; return;
+    case DType::kU16: reinterpret_cast<uint16_t*>(p)[i] = saturate<uint16_t>(v); return;
+    case DType::kU32: reinterpret_cast<uint32_t*>(p)[i] = saturate<uint32_t>(v); return;
+    case DType::kU64: reinterpret_cast<uint64_t*>(p)[i] = saturate<uint64_t>(v); return;
   }
   KILN_IFAIL() << "unknown dtype";
 }

@@ -30,6 +30,7 @@ bool dtype_of_code(std::string_view code, DType* out) {
   static const std::pair<const char*, DType> kCodes[] = {
       {"f4", DType::kF32}, {"f8", DType::kF64}, {"f2", DType::kF16}, {"V2", DType::kBF16}, {"i1", DType::kI8},
       {"u1", DType::kU8},  {"i2", DType::kI16}, {"i4", DType::kI32}, {"i8", DType::kI64}, {"b1", DType::kBool},
+      {"u2", DType::kU16}, {"u4", DType::kU32}, {"u8", DType::kU64},
   };
   for (const auto& [c, d] : kCodes) {
     if (code == c) {
@@ -52,7 +53,7 @@ Descr parse_descr(const std::string& descr, const std::string& name) {
   Descr d{DType::kF32, big};
   if (!dtype_of_code(code, &d.dtype)) {
     throw UserError(UserErrorKind::kUnsupported, name, "numpy dtype '" + descr + "' is not supported",
-                    "Kiln reads f4, f8, f2, i1, u1, i2, i4, i8, b1 and V2 (bf16); convert with numpy's astype");
+                    "Kiln reads f4, f8, f2, i1, u1, i2, u2, i4, u4, i8, u8, b1 and V2 (bf16); convert with numpy's astype");
   }
   return d;
 }
@@ -260,6 +261,9 @@ std::string encode_npy(const NDArray& array) {
     case DType::kI32: code = "<i4"; break;
     case DType::kI64: code = "<i8"; break;
     case DType::kBool: code = "|b1"; break;
+    case DType::kU16: code = "<u2"; break;
+    case DType::kU32: code = "<u4"; break;
+    case DType::kU64: code = "<u8"; break;
   }
   std::string shape = "(";
   for (size_t i = 0; i < array.shape().size(); ++i) {

@@ -178,6 +178,8 @@ class Parser {
       for (size_t i = 0; i < values.size(); ++i) {
         if (type.dtype == DType::kI64 && values[i].is_int) {
           data.mutable_data<int64_t>()[i] = values[i].int_value;  // exact beyond 2^53
+        } else if (type.dtype == DType::kU64 && values[i].is_int && values[i].int_value >= 0) {
+          data.mutable_data<uint64_t>()[i] = static_cast<uint64_t>(values[i].int_value);
         } else {
           data.set_from_double(static_cast<int64_t>(i), values[i].value);
         }
@@ -190,7 +192,7 @@ class Parser {
   TensorType parse_type() {
     Token t = expect(Tok::kIdent, "a tensor type like f32[1, 3]");
     TensorType type;
-    if (!parse_dtype(t.text, &type.dtype)) error(t, "a dtype (f32, f64, f16, bf16, i8, u8, i16, i32, i64, bool)");
+    if (!parse_dtype(t.text, &type.dtype)) error(t, "a dtype (f32, f64, f16, bf16, i8, u8, i16, u16, i32, u32, i64, u64, bool)");
     expect_punct("[");
     if (!is_punct("]")) {
       do {

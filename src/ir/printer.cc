@@ -48,6 +48,7 @@ std::string format_element(const NDArray& a, int64_t i) {
     case DType::kF16:
     case DType::kBF16: std::snprintf(buf, sizeof(buf), "%.9g", v); break;
     case DType::kI64: std::snprintf(buf, sizeof(buf), "%" PRId64, a.data<int64_t>()[i]); break;
+    case DType::kU64: std::snprintf(buf, sizeof(buf), "%" PRIu64, a.data<uint64_t>()[i]); break;
     default: std::snprintf(buf, sizeof(buf), "%" PRId64, static_cast<int64_t>(v)); break;
   }
   return buf;

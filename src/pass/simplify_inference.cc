@@ -50,6 +50,8 @@ int64_t exact_distinct_limit(ir::DType dtype) {
     case ir::DType::kI16: return 32767;
     case ir::DType::kI8: return 127;
     case ir::DType::kU8: return 255;
+    case ir::DType::kU16: return 65535;
+    case ir::DType::kU32: case ir::DType::kU64: return int64_t{1} << 22;
     case ir::DType::kBool: return 0;
   }
   return 0;
@@ -63,8 +65,10 @@ bool acts_as_identity(const ir::CallNode& call) {
   std::vector<int64_t> values(static_cast<size_t>(t.numel()));
   std::iota(values.begin(), values.end(), 0);
   std::shuffle(values.begin(), values.end(), std::mt19937_64(42));
-  // Signed values where the dtype has them (u8 keeps 0..n-1).
-  const int64_t shift = t.dtype == ir::DType::kU8 ? 0 : t.numel() / 2;
+  // Signed values where the dtype has them (unsigned types keep 0..n-1).
+  const bool is_unsigned = t.dtype == ir::DType::kU8 || t.dtype == ir::DType::kU16 || t.dtype == ir::DType::kU32 ||
+                           t.dtype == ir::DType::kU64;
+  const int64_t shift = is_unsigned ? 0 : t.numel() / 2;
   for (int64_t i = 0; i < t.numel(); ++i) probe.set_from_double(i, static_cast<double>(values[i] - shift));
   std::vector<ir::NDArray> out = call.op().reference({probe}, call.attrs(), call.output_types());
   return out.size() == 1 && out[0].bitwise_equal(probe);

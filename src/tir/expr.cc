@@ -37,6 +37,8 @@ Expr IntImm::make(Type t, int64_t value) {
     case DType::kU8: value = static_cast<uint8_t>(value); break;
     case DType::kI16: value = static_cast<int16_t>(value); break;
     case DType::kI32: value = static_cast<int32_t>(value); break;
+    case DType::kU16: value = static_cast<uint16_t>(value); break;
+    case DType::kU32: value = static_cast<uint32_t>(value); break;
     case DType::kBool: value = value != 0; break;
     default: break;
   }
@@ -329,6 +331,9 @@ Expr type_max(Type t) {
     case DType::kU8: return make_int(255, t);
     case DType::kI16: return make_int(32767, t);
     case DType::kI32: return make_int(std::numeric_limits<int32_t>::max(), t);
+    case DType::kU16: return make_int(65535, t);
+    case DType::kU32: return make_int(std::numeric_limits<uint32_t>::max(), t);
+    case DType::kU64: return make_int(-1, t);  // all bits set: u64 values are held as int64 bits
     case DType::kBool: return make_int(1, t);
     default: return make_int(std::numeric_limits<int64_t>::max(), t);
   }
@@ -341,6 +346,9 @@ Expr type_min(Type t) {
     case DType::kU8: return make_int(0, t);
     case DType::kI16: return make_int(-32768, t);
     case DType::kI32: return make_int(std::numeric_limits<int32_t>::min(), t);
+    case DType::kU16:
+    case DType::kU32:
+    case DType::kU64: return make_int(0, t);
     case DType::kBool: return make_int(0, t);
     default: return make_int(std::numeric_limits<int64_t>::min(), t);
   }

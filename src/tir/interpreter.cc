@@ -36,6 +36,8 @@ int64_t wrap_int(DType d, int64_t v) {
     case DType::kU8: return static_cast<uint8_t>(v);
     case DType::kI16: return static_cast<int16_t>(v);
     case DType::kI32: return static_cast<int32_t>(v);
+    case DType::kU16: return static_cast<uint16_t>(v);
+    case DType::kU32: return static_cast<uint32_t>(v);
     case DType::kBool: return v != 0;
     default: return v;
   }
@@ -147,6 +149,9 @@ class Interpreter {
         case DType::kI32: *reinterpret_cast<int32_t*>(p) = static_cast<int32_t>(val.i[l]); break;
         case DType::kI64: *reinterpret_cast<int64_t*>(p) = val.i[l]; break;
         case DType::kBool: *p = val.i[l] != 0; break;
+        case DType::kU16: *reinterpret_cast<uint16_t*>(p) = static_cast<uint16_t>(val.i[l]); break;
+        case DType::kU32: *reinterpret_cast<uint32_t*>(p) = static_cast<uint32_t>(val.i[l]); break;
+        case DType::kU64: *reinterpret_cast<uint64_t*>(p) = static_cast<uint64_t>(val.i[l]); break;
       }
     }
   }
@@ -169,6 +174,9 @@ class Interpreter {
         case DType::kI32: r.i.push_back(*reinterpret_cast<const int32_t*>(p)); break;
         case DType::kI64: r.i.push_back(*reinterpret_cast<const int64_t*>(p)); break;
         case DType::kBool: r.i.push_back(*p != 0); break;
+        case DType::kU16: r.i.push_back(*reinterpret_cast<const uint16_t*>(p)); break;
+        case DType::kU32: r.i.push_back(*reinterpret_cast<const uint32_t*>(p)); break;
+        case DType::kU64: r.i.push_back(static_cast<int64_t>(*reinterpret_cast<const uint64_t*>(p))); break;
       }
     }
     return r;

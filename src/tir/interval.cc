@@ -146,6 +146,8 @@ class Bounder {
       case DType::kU8: return I::range(0, 255);
       case DType::kI16: return I::range(-32768, 32767);
       case DType::kI32: return I::range(INT32_MIN, INT32_MAX);
+      case DType::kU16: return I::range(0, 65535);
+      case DType::kU32: return I::range(0, UINT32_MAX);
       case DType::kBool: return I::range(0, 1);
       default: return I::everything();
     }

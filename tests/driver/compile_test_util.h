@@ -14,51 +14,15 @@
 #include "kiln/driver/artifact.h"
 #include "kiln/ir/ndarray.h"
 #include "kiln/runtime/kiln_runtime.hpp"
+#include "node_suite/compiled_runner.h"
 
 namespace kiln::testing {
 
-// Loads the artifact, sets `inputs` by index, runs once, copies every output out.
+// Loads the artifact, sets `inputs` by index, runs once, copies every output out (a gtest failure
+// for anything that throws: tools/node_suite/compiled_runner.h).
 inline std::vector<ir::NDArray> run_compiled(const std::string& path, const std::vector<ir::NDArray>& inputs,
                                              int threads = -1) {
-  namespace rt = kiln::runtime;
-  if (threads > 0) kiln_set_num_threads(threads);
-  rt::Module m = rt::Module::load(path);
-  rt::Executor e(m);
-  std::vector<std::vector<int64_t>> shapes;
-  for (const ir::NDArray& in : inputs) shapes.push_back(in.type().shape);
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    DLTensor t{};
-    t.data = const_cast<void*>(inputs[i].raw_data());
-    t.device = {kDLCPU, 0};
-    t.ndim = static_cast<int32_t>(shapes[i].size());
-    t.dtype = driver::to_dl_dtype(inputs[i].dtype());
-    t.shape = shapes[i].data();
-    e.set_input(static_cast<int32_t>(i), t);
-  }
-  e.run();
-  std::vector<ir::NDArray> outs;
-  for (int32_t o = 0; o < m.num_outputs(); ++o) {
-    const DLTensor& y = e.output(o);
-    ir::Shape shape(y.shape, y.shape + y.ndim);
-    ir::DType dtype = ir::DType::kF32;
-    bool known = false;
-    for (ir::DType d : {ir::DType::kF32, ir::DType::kF64, ir::DType::kF16, ir::DType::kBF16, ir::DType::kI8,
-                        ir::DType::kU8, ir::DType::kI16, ir::DType::kI32, ir::DType::kI64, ir::DType::kBool}) {
-      const DLDataType dl = driver::to_dl_dtype(d);
-      if (dl.code == y.dtype.code && dl.bits == y.dtype.bits && dl.lanes == y.dtype.lanes) {
-        dtype = d;
-        known = true;
-      }
-    }
-    if (!known) {
-      ADD_FAILURE() << "run_compiled: unexpected output dtype code " << int(y.dtype.code) << " bits " << int(y.dtype.bits);
-      continue;
-    }
-    outs.push_back(ir::NDArray::empty(dtype, shape));
-    const size_t bytes = static_cast<size_t>(outs.back().numel()) * ir::dtype_size(dtype);
-    std::memcpy(outs.back().mutable_raw_data(), static_cast<const char*>(y.data) + y.byte_offset, bytes);
-  }
-  return outs;
+  return run_artifact_arrays(path, inputs, threads);
 }
 
 // max|got - want| / max|want| over all elements, with the worst element reported.

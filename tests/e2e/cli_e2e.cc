@@ -98,6 +98,68 @@ TEST_F(KilnCli, IrWithInputShape) {
   EXPECT_NE(misfit.output.find("does not fit"), std::string::npos) << misfit.output;
 }
 
+// `--bind NAME=FILE.npy` specializes a graph input (here a Reshape's target shape) to a constant:
+// without it the model cannot compile; with it `kiln ir` drops the input, `kiln run` (reference) and
+// `kiln compile` + `kiln run ARTIFACT` give the expected output; bad binds are clear errors.
+TEST_F(KilnCli, BindSpecializesAnInput) {
+  const std::string m = model("reshape_shape_input");
+  const fs::path dir = kCases / "cases" / "reshape_shape_input" / "test_data_set_0";
+  const fs::path tmp = temp_dir("bind");
+  const std::string x = (tmp / "x.npy").string(), s = (tmp / "s.npy").string();
+  ir::write_npy(x, frontend::read_onnx_tensor((dir / "input_0.pb").string()));
+  ir::write_npy(s, frontend::read_onnx_tensor((dir / "input_1.pb").string()));
+  const ir::NDArray expected = frontend::read_onnx_tensor((dir / "output_0.pb").string());
+
+  RunResult unbound = run_kiln("compile " + m + " -o " + (tmp / "a.so").string());
+  EXPECT_EQ(unbound.exit_code, 2) << unbound.output;
+  EXPECT_NE(unbound.output.find("computed at run time"), std::string::npos) << unbound.output;
+
+  RunResult ir_text = run_kiln("ir " + m + " --bind s=" + s);
+  ASSERT_EQ(ir_text.exit_code, 0) << ir_text.output;
+  EXPECT_NE(ir_text.output.find("graph(%x: f32[2, 3, 4])"), std::string::npos) << ir_text.output;
+
+  std::string why;
+  RunResult ref = run_kiln("run " + m + " --bind s=" + s + " --input x=" + x + " --output " + (tmp / "ref.npy").string());
+  ASSERT_EQ(ref.exit_code, 0) << ref.output;
+  EXPECT_TRUE(testing::arrays_close(ir::read_npy((tmp / "ref.npy").string()), expected, 0, 0, &why)) << why;
+
+  RunResult compiled = run_kiln("compile " + m + " --bind s=" + s + " -o " + (tmp / "a.so").string());
+  ASSERT_EQ(compiled.exit_code, 0) << compiled.output;
+  RunResult run = run_kiln("run " + (tmp / "a.so").string() + " --input x=" + x + " --output " + (tmp / "y.npy").string());
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_TRUE(testing::arrays_close(ir::read_npy((tmp / "y.npy").string()), expected, 0, 0, &why)) << why;
+
+  // Errors: an unknown name, a dtype or shape that does not fit the declared input, a malformed value,
+  // an input both bound and fed, --bind on an artifact.
+  const std::string s32 = (tmp / "s32.npy").string(), s3 = (tmp / "s3.npy").string();
+  ir::NDArray as_i32 = ir::NDArray::empty(ir::DType::kI32, {2});
+  as_i32.set_from_double(0, 2);
+  as_i32.set_from_double(1, 12);
+  ir::write_npy(s32, as_i32);
+  ir::NDArray three = ir::NDArray::empty(ir::DType::kI64, {3});
+  for (int i = 0; i < 3; ++i) three.set_from_double(i, i == 0 ? 2 : i == 1 ? 3 : 4);
+  ir::write_npy(s3, three);
+  struct Case {
+    std::string args, needle;
+  };
+  for (const Case& k : {Case{"ir " + m + " --bind nope=" + s, "--bind nope: the model has no input of that name"},
+                        Case{"ir " + m + " --bind s=" + s32, "the value bound to it is i32[2]"},
+                        Case{"ir " + m + " --bind s=" + s3, "has shape [2], the value bound to it is i64[3]"},
+                        Case{"ir " + m + " --bind s", "expected NAME=FILE.npy"},
+                        Case{"ir " + m + " --bind s=" + (tmp / "missing.npy").string(), "missing.npy"},
+                        Case{"run " + m + " --bind s=" + s + " --input s=" + s + " --input x=" + x + " --output-dir " +
+                                 tmp.string(),
+                             "also bound with --bind"},
+                        Case{"run " + (tmp / "a.so").string() + " --bind s=" + s + " --input x=" + x + " --output-dir " +
+                                 tmp.string(),
+                             "pass --bind to kiln compile instead"}}) {
+    RunResult r = run_kiln(k.args);
+    EXPECT_EQ(r.exit_code, 2) << k.args << "\n" << r.output;
+    EXPECT_EQ(r.output.rfind("error: ", 0), 0u) << k.args << "\n" << r.output;
+    EXPECT_NE(r.output.find(k.needle), std::string::npos) << k.args << "\n" << r.output;
+  }
+}
+
 TEST_F(KilnCli, IrRejectsBadFiles) {
   for (const char* name : {"not_onnx", "truncated", "unsupported_op", "opset_too_old"}) {
     RunResult r = run_kiln("ir " + (kCases / "bad" / (std::string(name) + ".onnx")).string());

@@ -1,5 +1,5 @@
 // ONNX node tests, compiled: every node test of ../shared/onnx-node-tests that passes on the
-// reference executor (the frontend's conformance runner, tests/frontend/onnx_case_runner.h) is
+// reference executor (tools/node_suite/node_case.h) is
 // run again with the graph compiled by the driver (default -O3) into an artifact and run through
 // libkiln_runtime (the runner's GraphRunner hook), with the same tolerances (rtol 1e-3,
 // atol 1e-7, NaN == NaN). Fails on any compiled failure not listed under "Expected compiled
@@ -16,8 +16,8 @@
 #include <set>
 #include <sstream>
 
-#include "driver/compile_test_util.h"
-#include "frontend/onnx_case_runner.h"
+#include "node_suite/compiled_runner.h"
+#include "node_suite/node_case.h"
 #include "kiln/codegen/target.h"
 #include "kiln/driver/compile.h"
 #include "kiln/frontend/onnx.h"
@@ -51,16 +51,7 @@ void check_compiled_node_tests(const std::string& target) {
   const std::set<std::string> expected = expected_compiled_failures();
   const fs::path dir = fs::temp_directory_path() / ("kiln-node-compiled-" + std::to_string(getpid()));
   fs::create_directories(dir);
-  int index = 0;
-  const GraphRunner compiled = [&](const ir::Graph& graph, const std::vector<ir::NDArray>& inputs) {
-    const std::string path = (dir / ("case" + std::to_string(index++) + ".so")).string();
-    driver::CompileOptions options;
-    options.target = target;
-    driver::compile_graph(graph, path, options);
-    auto outs = run_compiled(path, inputs);
-    fs::remove(path);
-    return outs;
-  };
+  const GraphRunner compiled = compile_graph_runner(dir.string(), target);
   // KILN_NODE_TEST_OPS=TopK,Einsum (optional): only the tests of these ONNX operators.
   std::set<std::string> only_ops;
   if (const char* env = std::getenv("KILN_NODE_TEST_OPS")) {

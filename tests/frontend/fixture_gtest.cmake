@@ -3,7 +3,7 @@
 include_guard(GLOBAL)
 function(kiln_add_fixture_gtest name source fixture timeout)
   add_executable(${name} "${source}")
-  target_include_directories(${name} PRIVATE "${PROJECT_SOURCE_DIR}/src" "${PROJECT_SOURCE_DIR}/tests")
+  target_include_directories(${name} PRIVATE "${PROJECT_SOURCE_DIR}/src" "${PROJECT_SOURCE_DIR}/tests" "${PROJECT_SOURCE_DIR}/tools")
   target_compile_definitions(${name} PRIVATE
     KILN_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
     KILN_BINARY_DIR="${PROJECT_BINARY_DIR}"

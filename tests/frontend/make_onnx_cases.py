@@ -181,6 +181,9 @@ def main():
     simple("flatten_axis2", "Flatten", [("x", a)], a.reshape(6, 4), axis=2)
     save_case("reshape_zero_minus1", [helper.make_node("Reshape", ["x", "s"], ["y"])], [("x", a)],
               [("y", a.reshape(2, 12))], initializers=[("s", np.array([0, -1], np.int64))])
+    # The target shape fed as a graph input: compiles with `--bind s=FILE.npy` (the tests bind it).
+    save_case("reshape_shape_input", [helper.make_node("Reshape", ["x", "s"], ["y"])],
+              [("x", a), ("s", np.array([2, 12], np.int64))], [("y", a.reshape(2, 12))])
     simple("transpose", "Transpose", [("x", a)], a.transpose(2, 0, 1), perm=[2, 0, 1])
     simple("concat_neg_axis", "Concat", [("a", a), ("b", a * 2)], np.concatenate([a, a * 2], -1), axis=-1)
     save_case("split_opset11_attr", [helper.make_node("Split", ["x"], ["y0", "y1"], axis=2, split=[1, 3])], [("x", a)],

@@ -12,7 +12,7 @@ import sys
 import numpy as np
 
 DTYPES = {"f32": "<f4", "f64": "<f8", "f16": "<f2", "i8": "|i1", "u8": "|u1", "i16": "<i2", "i32": "<i4",
-          "i64": "<i8", "bool": "|b1"}
+          "i64": "<i8", "bool": "|b1", "u16": "<u2", "u32": "<u4", "u64": "<u8"}
 SHAPE = (2, 3, 4)
 
 
@@ -22,6 +22,8 @@ def pattern(name, n):
         return i % 3 == 0
     if name == "u8":
         return (i * 7) % 200
+    if name in ("u16", "u32", "u64"):
+        return (i * 7) % 200 + {"u16": 60000, "u32": 4000000000, "u64": 2**52}[name]
     if name in ("f32", "f64", "f16", "bf16"):
         return (i - 5) * 0.25
     return (i % 7) - 3 + (i * 1000 if name == "i64" else 0)
@@ -47,7 +49,7 @@ def write(d):
     np.save(os.path.join(d, "np_scalar.npy"), np.array(2.5, np.float64))
     np.save(os.path.join(d, "np_empty.npy"), np.zeros((3, 0, 2), np.int32))
     np.save(os.path.join(d, "np_complex.npy"), np.zeros(3, np.complex64))
-    np.save(os.path.join(d, "np_u32.npy"), np.zeros(3, np.uint32))
+    np.save(os.path.join(d, "np_c16.npy"), np.zeros(3, np.complex128))
     np.save(os.path.join(d, "np_structured.npy"), np.zeros(3, dtype=[("a", "<f4"), ("b", "<i4")]))
 
 

@@ -23,3 +23,9 @@ add_dependencies(tools_cli_test kiln_runtime_abi99)
 add_test(NAME tools.doctor_detects_runtime_abi_mismatch
   COMMAND sh "${CMAKE_CURRENT_LIST_DIR}/doctor_mismatch_test.sh" $<TARGET_FILE:kiln_cli>
           "${PROJECT_BINARY_DIR}/test-lib/runtime-abi99")
+
+# kiln_node_suite (tools/node_suite) on a few node tests: run, report, Markdown splice.
+add_test(NAME tools.node_suite_smoke
+  COMMAND sh "${CMAKE_CURRENT_LIST_DIR}/node_suite_test.sh" $<TARGET_FILE:kiln_node_suite> "${PROJECT_SOURCE_DIR}"
+          "${PROJECT_BINARY_DIR}/test_data/node_suite")
+set_tests_properties(tools.node_suite_smoke PROPERTIES TIMEOUT 300 SKIP_REGULAR_EXPRESSION "SKIP: ")

@@ -55,6 +55,9 @@ inline DLDataType dl_type(ir::DType dt) {
     case ir::DType::kI32: return {kDLInt, 32, 1};
     case ir::DType::kI64: return {kDLInt, 64, 1};
     case ir::DType::kBool: return {kDLUInt, 8, 1};
+    case ir::DType::kU16: return {kDLUInt, 16, 1};
+    case ir::DType::kU32: return {kDLUInt, 32, 1};
+    case ir::DType::kU64: return {kDLUInt, 64, 1};
   }
   return {kDLFloat, 32, 1};
 }

@@ -1,4 +1,4 @@
-// `kiln compile MODEL.onnx -o OUT.so [--target T] [-O N] [--input-shape NAME:D0,D1,...]
+// `kiln compile MODEL.onnx -o OUT.so [--target T] [-O N] [--input-shape NAME:D0,D1,...] [--bind NAME=FILE.npy]
 //  [--dump-ir-after=PASS|all]` (or `--example NAME` instead of MODEL): builds one artifact and
 // prints what it did (src/driver/compile.cc, docs/compile.md).
 #include <cmath>
@@ -25,6 +25,7 @@ void register_compile(CLI::App& app, CommandContext& ctx) {
     std::string target = "llvm";
     int opt_level = 3;
     std::vector<std::string> input_shapes;
+    std::vector<std::string> binds;
     std::string dump_ir_after;
     std::vector<std::string> disabled_passes;
   };
@@ -38,6 +39,8 @@ void register_compile(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("--target", opts->target, "Target: llvm (this machine), 'llvm -mcpu=znver4', 'llvm -mattr=+avx2,+fma', 'llvm -vector-width=256', ... (docs/codegen.md)");
   cmd->add_option("-O,--opt-level", opts->opt_level, "Optimization level 0..3 (default 3)")->check(CLI::Range(0, 3));
   cmd->add_option("--input-shape", opts->input_shapes, "Fix an input's shape: NAME:D0,D1,... (repeatable)");
+  cmd->add_option("--bind", opts->binds,
+                  "Specialize graph input NAME to the constant in FILE.npy: NAME=FILE.npy (repeatable)");
   cmd->add_option("--dump-ir-after", opts->dump_ir_after, "Print the graph IR after pass PASS (or all) to stderr");
   cmd->add_option("--disable-pass", opts->disabled_passes, "Skip a pass by name (repeatable)");
   cmd->callback([opts, &ctx] {
@@ -51,6 +54,7 @@ void register_compile(CLI::App& app, CommandContext& ctx) {
     options.dump_ir_after = opts->dump_ir_after;
     options.disabled_passes = opts->disabled_passes;
     for (const auto& spec : opts->input_shapes) frontend::parse_input_shape_option(spec, &options.input_shapes);
+    for (const auto& spec : opts->binds) frontend::parse_bind_option(spec, &options.constant_inputs);
     driver::CompileReport report;
     if (!opts->example.empty()) {
       const ir::Graph graph = driver::example_model(opts->example);

@@ -1,4 +1,4 @@
-// `kiln ir MODEL.onnx [--input-shape NAME:D0,D1,...]...`: imports an ONNX model and prints its graph
+// `kiln ir MODEL.onnx [--input-shape NAME:D0,D1,...]... [--bind NAME=FILE.npy]...`: imports an ONNX model and prints its graph
 // IR in the text form (docs/ir.md). Large constants print as references with a checksum; with
 // --side-table DIR their data is written there too, so the text parses back (ir::parse_graph with
 // ir::read_side_table(DIR)) to the same graph.
@@ -19,18 +19,22 @@ void register_ir(CLI::App& app, CommandContext& ctx) {
   struct Options {
     std::string model;
     std::vector<std::string> input_shapes;
+    std::vector<std::string> binds;
     int64_t inline_limit = 16;
     std::string side_table;
   };
   auto opts = std::make_shared<Options>();
   cmd->add_option("model", opts->model, "ONNX model file")->required();
   cmd->add_option("--input-shape", opts->input_shapes, "Fix an input's shape: NAME:D0,D1,... (repeatable)");
+  cmd->add_option("--bind", opts->binds,
+                  "Specialize graph input NAME to the constant in FILE.npy: NAME=FILE.npy (repeatable)");
   cmd->add_option("--inline-limit", opts->inline_limit, "Print constants with at most this many elements inline (16)");
   cmd->add_option("--side-table", opts->side_table,
                   "Also write the data of constants printed by reference to DIR (index.tsv + .npy files)");
   cmd->callback([opts, &ctx] {
     frontend::OnnxImportOptions options;
     for (const auto& spec : opts->input_shapes) frontend::parse_input_shape_option(spec, &options.input_shapes);
+    for (const auto& spec : opts->binds) frontend::parse_bind_option(spec, &options.constant_inputs);
     ir::Graph graph = frontend::import_onnx(opts->model, options);
     ir::PrintOptions print;
     print.inline_constant_limit = opts->inline_limit;

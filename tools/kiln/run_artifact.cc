@@ -32,6 +32,9 @@ ir::DType from_dl(DLDataType t, const std::string& what) {
     if (t.code == kDLInt && t.bits == 32) return ir::DType::kI32;
     if (t.code == kDLInt && t.bits == 64) return ir::DType::kI64;
     if (t.code == kDLUInt && t.bits == 8) return ir::DType::kU8;
+    if (t.code == kDLUInt && t.bits == 16) return ir::DType::kU16;
+    if (t.code == kDLUInt && t.bits == 32) return ir::DType::kU32;
+    if (t.code == kDLUInt && t.bits == 64) return ir::DType::kU64;
     if (t.code == 6 && t.bits == 8) return ir::DType::kBool;
   }
   throw UserError(UserErrorKind::kUnsupported, what, "has a dtype kiln run cannot write as .npy");

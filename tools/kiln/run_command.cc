@@ -1,4 +1,5 @@
-// `kiln run MODEL.onnx --executor reference --input NAME=FILE.npy ... (--output FILE.npy ... | --output-dir DIR)`:
+// `kiln run MODEL.onnx --executor reference --input NAME=FILE.npy ... [--bind NAME=FILE.npy ...]
+//  (--output FILE.npy ... | --output-dir DIR)`:
 // imports a model, runs it on the chosen executor and writes each graph output as a .npy file
 // (one --output per graph output, in order; or DIR/<output name>.npy).
 #include <chrono>
@@ -38,6 +39,7 @@ void register_run(CLI::App& app, CommandContext& ctx) {
     std::vector<std::string> outputs;
     std::string output_dir;
     std::vector<std::string> input_shapes;
+    std::vector<std::string> binds;
     int repeat = 1, warmup = 0, threads = -1;  // artifacts only (run_artifact.cc)
     bool profile = false;
   };
@@ -49,6 +51,8 @@ void register_run(CLI::App& app, CommandContext& ctx) {
   auto* dir_opt = cmd->add_option("--output-dir", opts->output_dir, "Write every output as DIR/<output name>.npy");
   out_opt->excludes(dir_opt);
   cmd->add_option("--input-shape", opts->input_shapes, "Fix an input's shape: NAME:D0,D1,... (repeatable)");
+  cmd->add_option("--bind", opts->binds,
+                  "Specialize graph input NAME to the constant in FILE.npy: NAME=FILE.npy (repeatable)");
   cmd->add_option("--repeat", opts->repeat, "Artifacts: timed runs; prints median (min/max) latency")->check(CLI::PositiveNumber);
   cmd->add_option("--warmup", opts->warmup, "Artifacts: untimed runs before the timed ones")->check(CLI::NonNegativeNumber);
   cmd->add_option("--threads", opts->threads, "Artifacts: thread count (default $KILN_NUM_THREADS or one per core)")
@@ -57,6 +61,10 @@ void register_run(CLI::App& app, CommandContext& ctx) {
   cmd->callback([opts, &ctx] {
     // A compiled artifact (an ELF shared library) runs through libkiln_runtime instead.
     if (is_artifact_file(opts->model)) {
+      if (!opts->binds.empty()) {
+        throw UserError(UserErrorKind::kInvalidArgument, "--bind", "applies to ONNX models only; an artifact's inputs are fixed when it is compiled",
+                        "pass --bind to kiln compile instead");
+      }
       run_artifact(RunArtifactOptions{opts->model, opts->inputs, opts->outputs, opts->output_dir, opts->repeat,
                                       opts->warmup, opts->threads, opts->profile},
                    std::cout);
@@ -78,6 +86,7 @@ void register_run(CLI::App& app, CommandContext& ctx) {
     }
     frontend::OnnxImportOptions options;
     for (const auto& spec : opts->input_shapes) frontend::parse_input_shape_option(spec, &options.input_shapes);
+    for (const auto& spec : opts->binds) frontend::parse_bind_option(spec, &options.constant_inputs);
     std::map<std::string, ir::NDArray> inputs;
     for (const auto& spec : opts->inputs) {
       auto eq = spec.find('=');
@@ -87,6 +96,12 @@ void register_run(CLI::App& app, CommandContext& ctx) {
       const std::string name = spec.substr(0, eq);
       if (inputs.count(name)) throw UserError(UserErrorKind::kInvalidArgument, "--input " + spec, "input '" + name + "' given twice");
       inputs[name] = ir::read_npy(spec.substr(eq + 1));
+    }
+    for (const auto& [name, array] : options.constant_inputs) {
+      if (inputs.count(name)) {
+        throw UserError(UserErrorKind::kInvalidArgument, "--input " + name, "input '" + name + "' is also bound with --bind",
+                        "give it once: --bind makes it a constant, --input feeds it at run time");
+      }
     }
     // Inputs given as .npy fix the shapes of dynamic inputs unless --input-shape does.
     for (const auto& [name, array] : inputs) {

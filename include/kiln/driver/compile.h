@@ -25,6 +25,7 @@
 
 #include "kiln/driver/artifact.h"
 #include "kiln/ir/graph.h"
+#include "kiln/ir/ndarray.h"
 #include "kiln/pass/pass.h"
 
 namespace kiln::driver {
@@ -33,6 +34,7 @@ struct CompileOptions {
   std::string target = "llvm";  // codegen::parse_target syntax; "llvm" = this machine
   int opt_level = 3;            // 0..3 (pass.h)
   std::map<std::string, ir::Shape> input_shapes;  // ONNX import: fix symbolic input dimensions
+  std::map<std::string, ir::NDArray> constant_inputs;  // ONNX import: inputs bound to constants (--bind)
   std::string dump_ir_after;                      // "" | "all" | a pass name
   std::ostream* dump_stream = nullptr;            // std::cerr when null
   std::vector<std::string> disabled_passes;
@@ -62,7 +64,8 @@ struct CompileReport {
 // Compiles `graph` into an artifact at `out_path`.
 CompileReport compile_graph(const ir::Graph& graph, const std::string& out_path, const CompileOptions& options);
 
-// Imports the ONNX model at `model_path` (with options.input_shapes) and compiles it.
+// Imports the ONNX model at `model_path` (with options.input_shapes and options.constant_inputs)
+// and compiles it.
 CompileReport compile_onnx(const std::string& model_path, const std::string& out_path, const CompileOptions& options);
 
 // Built-in example models (compile_example.cc), buildable without any file: "tiny-cnn" (a small

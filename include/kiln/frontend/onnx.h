@@ -55,6 +55,11 @@ std::vector<std::string> onnx_supported_ops();
 // A malformed value is a UserError(kInvalidArgument) naming the option.
 void parse_input_shape_option(const std::string& spec, std::map<std::string, ir::Shape>* out);
 
+// Parses one `--bind` value, `NAME=FILE.npy`, reading the array into `out` (for
+// OnnxImportOptions::constant_inputs). A malformed value or a repeated name is a
+// UserError(kInvalidArgument); an unreadable file is read_npy's UserError.
+void parse_bind_option(const std::string& spec, std::map<std::string, ir::NDArray>* out);
+
 }  // namespace kiln::frontend
 
 #endif  // KILN_FRONTEND_ONNX_H_

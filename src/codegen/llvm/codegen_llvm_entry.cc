@@ -30,6 +30,9 @@ std::pair<int, int> dlpack_type(DType d) {
     case DType::kI16: return {kDLInt, 16};
     case DType::kI32: return {kDLInt, 32};
     case DType::kI64: return {kDLInt, 64};
+    case DType::kU16: return {kDLUInt, 16};
+    case DType::kU32: return {kDLUInt, 32};
+    case DType::kU64: return {kDLUInt, 64};
     case DType::kBool: return {kDLUInt, 8};  // DLPack 0.6 has no bool code; 6 (kDLBool) accepted too
   }
   return {0, 0};

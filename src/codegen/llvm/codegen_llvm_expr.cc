@@ -67,9 +67,12 @@ llvm::Type* CodeGenLLVM::llvm_type(const Type& t) {
       break;
     case DType::kI8:
     case DType::kU8: elem = builder_.getInt8Ty(); break;
-    case DType::kI16: elem = builder_.getInt16Ty(); break;
-    case DType::kI32: elem = builder_.getInt32Ty(); break;
-    case DType::kI64: elem = builder_.getInt64Ty(); break;
+    case DType::kI16:
+    case DType::kU16: elem = builder_.getInt16Ty(); break;
+    case DType::kI32:
+    case DType::kU32: elem = builder_.getInt32Ty(); break;
+    case DType::kI64:
+    case DType::kU64: elem = builder_.getInt64Ty(); break;
     case DType::kBool: elem = builder_.getInt1Ty(); break;
   }
   KILN_ICHECK(elem != nullptr) << "unhandled dtype";

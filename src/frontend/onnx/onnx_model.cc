@@ -26,6 +26,7 @@ using ir::NDArray;
 using onnx_import::ImportContext;
 using onnx_import::OnnxAttr;
 using onnx_import::OnnxNode;
+using onnx_import::onnx_type_name;
 
 std::string read_file(const std::string& path) {
   std::error_code ec;
@@ -37,18 +38,6 @@ std::string read_file(const std::string& path) {
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
-}
-
-const char* onnx_type_name(int t) {
-  switch (t) {
-    case 1: return "FLOAT"; case 2: return "UINT8"; case 3: return "INT8"; case 4: return "UINT16";
-    case 5: return "INT16"; case 6: return "INT32"; case 7: return "INT64"; case 8: return "STRING";
-    case 9: return "BOOL"; case 10: return "FLOAT16"; case 11: return "DOUBLE"; case 12: return "UINT32";
-    case 13: return "UINT64"; case 14: return "COMPLEX64"; case 15: return "COMPLEX128"; case 16: return "BFLOAT16";
-    case 17: return "FLOAT8E4M3FN"; case 18: return "FLOAT8E4M3FNUZ"; case 19: return "FLOAT8E5M2";
-    case 20: return "FLOAT8E5M2FNUZ"; case 21: return "UINT4"; case 22: return "INT4"; case 23: return "FLOAT4E2M1";
-    default: return "UNDEFINED";
-  }
 }
 
 bool dtype_from_onnx(int t, DType* out) {
@@ -63,6 +52,9 @@ bool dtype_from_onnx(int t, DType* out) {
     case 10: *out = DType::kF16; return true;
     case 11: *out = DType::kF64; return true;
     case 16: *out = DType::kBF16; return true;
+    case 4: *out = DType::kU16; return true;
+    case 12: *out = DType::kU32; return true;
+    case 13: *out = DType::kU64; return true;
     default: return false;
   }
 }
@@ -71,7 +63,8 @@ DType require_dtype(int t, const std::string& subject) {
   DType d;
   if (!dtype_from_onnx(t, &d)) {
     throw UserError(UserErrorKind::kUnsupported, subject, std::string("element type ") + onnx_type_name(t) + " is not supported",
-                    "Kiln supports FLOAT, DOUBLE, FLOAT16, BFLOAT16, INT8, UINT8, INT16, INT32, INT64 and BOOL");
+                    "Kiln supports FLOAT, DOUBLE, FLOAT16, BFLOAT16, INT8, UINT8, INT16, UINT16, INT32, UINT32, INT64, UINT64 "
+                    "and BOOL");
   }
   return d;
 }
@@ -150,7 +143,15 @@ NDArray tensor_to_ndarray(const onnx::TensorProto& t, const std::string& model_d
       check(t.int32_data_size());
       for (int64_t i = 0; i < n; ++i) a.mutable_data<uint16_t>()[i] = static_cast<uint16_t>(t.int32_data(i));
       break;
-    default:  // i32, i16, i8, u8, bool travel in int32_data
+    case DType::kU32:
+    case DType::kU64:  // uint32 and uint64 travel in uint64_data
+      check(t.uint64_data_size());
+      for (int64_t i = 0; i < n; ++i) {
+        if (dtype == DType::kU32) a.mutable_data<uint32_t>()[i] = static_cast<uint32_t>(t.uint64_data(i));
+        else a.mutable_data<uint64_t>()[i] = t.uint64_data(i);
+      }
+      break;
+    default:  // i32, i16, u16, i8, u8, bool travel in int32_data
       check(t.int32_data_size());
       for (int64_t i = 0; i < n; ++i) a.set_from_double(i, t.int32_data(i));
       break;
@@ -429,7 +430,25 @@ ir::Graph import_onnx_bytes(const std::string& bytes, const std::string& model_d
     if (bound != options.constant_inputs.end()) {
       if (bound->second.dtype() != dtype) {
         throw UserError(UserErrorKind::kInvalidArgument, subject,
-                        std::string("is ") + ir::dtype_name(dtype) + ", the value bound to it is " + bound->second.type().to_string());
+                        std::string("is ") + ir::dtype_name(dtype) + ", the value bound to it is " + bound->second.type().to_string(),
+                        std::string("bind an array of element type ") + ir::dtype_name(dtype));
+      }
+      // The bound value must fit the declared shape: same rank, the dimensions the model fixes.
+      if (tt.has_shape()) {
+        const ir::Shape& given = bound->second.shape();
+        bool fits = tt.shape().dim_size() == static_cast<int>(given.size());
+        std::string declared = "[";
+        for (int i = 0; i < tt.shape().dim_size(); ++i) {
+          const auto& d = tt.shape().dim(i);
+          declared += (i ? ", " : "") + (d.has_dim_value() ? std::to_string(d.dim_value()) : d.dim_param().empty() ? "?" : d.dim_param());
+          if (fits && d.has_dim_value() && d.dim_value() != given[i]) fits = false;
+        }
+        declared += "]";
+        if (!fits) {
+          throw UserError(UserErrorKind::kInvalidArgument, subject,
+                          "has shape " + declared + ", the value bound to it is " + bound->second.type().to_string(),
+                          "bind an array of the input's rank and fixed dimensions");
+        }
       }
       ctx.define(vi.name(), ctx.constant(bound->second, vi.name()));
       continue;
@@ -480,7 +499,10 @@ ir::Graph import_onnx_bytes(const std::string& bytes, const std::string& model_d
   if (!unknown_dims.empty()) throw_unknown_dims(display_name, g, initializer_names, unknown_dims);
   for (const auto& [name, array] : options.constant_inputs) {
     if (!input_names.count(name)) {
-      throw UserError(UserErrorKind::kNotFound, "constant input '" + name + "'", "the model has no input of that name");
+      std::string names;
+      for (const auto& n : input_names) names += (names.empty() ? "" : ", ") + n;
+      throw UserError(UserErrorKind::kNotFound, "--bind " + name, "the model has no input of that name",
+                      "the model's inputs: " + (names.empty() ? std::string("(none)") : names));
     }
   }
   for (const auto& [name, shape] : options.input_shapes) {
@@ -600,3 +622,20 @@ void parse_input_shape_option(const std::string& spec, std::map<std::string, ir:
 }
 
 }  // namespace kiln::frontend
+
+namespace kiln::frontend::onnx_import {
+
+const char* onnx_type_name(int t) {
+  switch (t) {
+    case 1: return "FLOAT"; case 2: return "UINT8"; case 3: return "INT8"; case 4: return "UINT16";
+    case 5: return "INT16"; case 6: return "INT32"; case 7: return "INT64"; case 8: return "STRING";
+    case 9: return "BOOL"; case 10: return "FLOAT16"; case 11: return "DOUBLE"; case 12: return "UINT32";
+    case 13: return "UINT64"; case 14: return "COMPLEX64"; case 15: return "COMPLEX128"; case 16: return "BFLOAT16";
+    case 17: return "FLOAT8E4M3FN"; case 18: return "FLOAT8E4M3FNUZ"; case 19: return "FLOAT8E5M2";
+    case 20: return "FLOAT8E5M2FNUZ"; case 21: return "UINT4"; case 22: return "INT4"; case 23: return "FLOAT4E2M1";
+    case 24: return "FLOAT8E8M0"; case 25: return "UINT2"; case 26: return "INT2";
+    default: return "UNDEFINED";
+  }
+}
+
+}  // namespace kiln::frontend::onnx_import

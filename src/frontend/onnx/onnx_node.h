@@ -198,6 +198,9 @@ void add_reduce_norm_converters(std::map<std::string, Converter>& table);      /
 void add_control_flow_converters(std::map<std::string, Converter>& table);
 void add_data_dependent_converters(std::map<std::string, Converter>& table);  // onnx_ops_data_dependent.cc
 
+// The name of a TensorProto data type ("FLOAT", "UINT4", ...; "UNDEFINED" for unknown values).
+const char* onnx_type_name(int t);
+
 }  // namespace kiln::frontend::onnx_import
 
 #endif  // KILN_FRONTEND_ONNX_ONNX_NODE_H_

@@ -73,6 +73,9 @@ bool cast_target(int64_t onnx_type, ir::DType* out) {
     case 10: *out = ir::DType::kF16; return true;
     case 11: *out = ir::DType::kF64; return true;
     case 16: *out = ir::DType::kBF16; return true;
+    case 4: *out = ir::DType::kU16; return true;
+    case 12: *out = ir::DType::kU32; return true;
+    case 13: *out = ir::DType::kU64; return true;
     default: return false;
   }
 }
@@ -81,8 +84,9 @@ std::vector<Value> convert_cast(ImportContext& ctx) {
   int64_t to = ctx.attr_int("to", -1);
   ir::DType dtype;
   if (!cast_target(to, &dtype)) {
-    ctx.fail_attr("to", "= " + std::to_string(to) + " names an element type Kiln does not support",
-                  "supported: FLOAT, DOUBLE, FLOAT16, BFLOAT16, INT8, UINT8, INT16, INT32, INT64, BOOL");
+    ctx.fail_attr("to", "= " + std::to_string(to) + " (" + onnx_type_name(static_cast<int>(to)) +
+                            ") names an element type Kiln does not support",
+                  "supported: FLOAT, DOUBLE, FLOAT16, BFLOAT16, INT8, UINT8, INT16, UINT16, INT32, UINT32, INT64, UINT64, BOOL");
   }
   if (ctx.input(0).type().dtype == dtype) return {ctx.input(0)};
   return {ctx.call1("cast", {ctx.input(0)}, Attrs().set("dtype", dtype))};

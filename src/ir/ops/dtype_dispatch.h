@@ -4,7 +4,7 @@
 //   visit_dtype(array.dtype(), [&]<typename T>() { ... array.data<T>() ... });
 //
 // T is the C++ storage type: float, double, Half (f16 bits), BFloat16 (bf16 bits), int8_t,
-// uint8_t, int16_t, int32_t, int64_t, Bool (one byte). `to_double`/`from_double` convert through
+// uint8_t, int16_t, int32_t, int64_t, Bool (one byte), uint16_t, uint32_t, uint64_t. `to_double`/`from_double` convert through
 // double (f16/bf16 decoded/encoded with round-to-nearest-even); `saturate_cast` converts a double to
 // an integer type without undefined behaviour (NaN -> 0, out of range -> the nearest limit).
 #ifndef KILN_IR_OPS_DTYPE_DISPATCH_H_
@@ -78,7 +78,8 @@ inline T from_double(double v) {
   }
 }
 
-// Integer values go through int64_t (exact for every integer dtype Kiln has).
+// Integer values go through int64_t (exact for every integer dtype Kiln has; u64 values from 2^63
+// up keep their bits, wrapped, so modular arithmetic stays exact).
 template <typename T>
 inline int64_t to_int64(T v) {
   if constexpr (std::is_same_v<T, Bool>) {
@@ -112,6 +113,9 @@ decltype(auto) visit_dtype(DType dtype, Fn&& fn) {
     case DType::kI32: return fn.template operator()<int32_t>();
     case DType::kI64: return fn.template operator()<int64_t>();
     case DType::kBool: return fn.template operator()<Bool>();
+    case DType::kU16: return fn.template operator()<uint16_t>();
+    case DType::kU32: return fn.template operator()<uint32_t>();
+    case DType::kU64: return fn.template operator()<uint64_t>();
   }
   KILN_IFAIL() << "unknown dtype " << static_cast<int>(dtype);
 }

@@ -59,7 +59,7 @@ const char* dtype_set_name(DTypeSet set) {
   switch (set) {
     case DTypeSet::kFloat: return "f32, f64, f16, bf16";
     case DTypeSet::kSignedNumeric: return "f32, f64, f16, bf16, i8, i16, i32, i64";
-    case DTypeSet::kNumeric: return "f32, f64, f16, bf16, i8, u8, i16, i32, i64";
+    case DTypeSet::kNumeric: return "f32, f64, f16, bf16, i8, u8, i16, i32, i64, u16, u32, u64";
     case DTypeSet::kAny: return "any element type";
     case DTypeSet::kIndex: return "i32, i64";
   }
