@@ -25,7 +25,7 @@ const std::vector<PassEntry>& pass_table() {
       {"EliminateCommonSubexpr", make_eliminate_common_subexpr}, {"DeadCodeElimination", make_dead_code_elimination},
       {"AlterOpLayout", make_alter_op_layout}, {"FuseOps", make_fuse_ops},
       {"FuseLayerNorm", make_fuse_layer_norm}, {"PackMatmulWeights", make_pack_matmul_weights},
-      {"ConvertConvToWinograd", make_convert_conv_to_winograd},
+      {"ConvertConvToWinograd", make_convert_conv_to_winograd}, {"ComputeHalfInFloat", make_compute_half_in_float},
   };
   return table;
 }
@@ -50,12 +50,12 @@ std::unique_ptr<Pass> make_pass(const std::string& name) {
 std::vector<std::string> passes_for_level(int opt_level) {
   switch (opt_level) {
     case 0: return {};
-    case 1: return {"SimplifyInference", "FoldConstant", "DeadCodeElimination"};
+    case 1: return {"ComputeHalfInFloat", "SimplifyInference", "FoldConstant", "DeadCodeElimination"};
     case 2:
-      return {"SimplifyInference", "FoldConstant", "EliminateCommonSubexpr", "FuseLayerNorm", "DeadCodeElimination",
-              "FuseOps"};
+      return {"ComputeHalfInFloat", "SimplifyInference", "FoldConstant", "EliminateCommonSubexpr", "FuseLayerNorm",
+              "DeadCodeElimination", "FuseOps"};
     case 3:
-      return {"SimplifyInference",     "FoldConstant",        "EliminateCommonSubexpr", "FuseLayerNorm",
+      return {"ComputeHalfInFloat",    "SimplifyInference",     "FoldConstant",        "EliminateCommonSubexpr", "FuseLayerNorm",
               "DeadCodeElimination",   "AlterOpLayout",       "PackMatmulWeights",      "FoldConstant",
               "ConvertConvToWinograd", "EliminateCommonSubexpr", "DeadCodeElimination", "FuseOps"};
     default:
