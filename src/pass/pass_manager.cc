@@ -26,6 +26,7 @@ const std::vector<PassEntry>& pass_table() {
       {"AlterOpLayout", make_alter_op_layout}, {"FuseOps", make_fuse_ops},
       {"FuseLayerNorm", make_fuse_layer_norm}, {"FuseRmsNorm", make_fuse_rms_norm}, {"PackMatmulWeights", make_pack_matmul_weights},
       {"ConvertConvToWinograd", make_convert_conv_to_winograd}, {"CancelTransposes", make_cancel_transposes},
+      {"ComputeHalfInFloat", make_compute_half_in_float},
   };
   return table;
 }
@@ -50,12 +51,12 @@ std::unique_ptr<Pass> make_pass(const std::string& name) {
 std::vector<std::string> passes_for_level(int opt_level) {
   switch (opt_level) {
     case 0: return {};
-    case 1: return {"CancelTransposes", "SimplifyInference", "FoldConstant", "DeadCodeElimination"};
+    case 1: return {"ComputeHalfInFloat", "CancelTransposes", "SimplifyInference", "FoldConstant", "DeadCodeElimination"};
     case 2:
-      return {"CancelTransposes", "SimplifyInference", "FoldConstant", "EliminateCommonSubexpr", "FuseLayerNorm",
+      return {"ComputeHalfInFloat", "CancelTransposes", "SimplifyInference", "FoldConstant", "EliminateCommonSubexpr", "FuseLayerNorm",
               "FuseRmsNorm", "DeadCodeElimination", "FuseOps"};
     case 3:
-      return {"CancelTransposes",      "SimplifyInference",     "FoldConstant",        "EliminateCommonSubexpr", "FuseLayerNorm",
+      return {"ComputeHalfInFloat", "CancelTransposes",      "SimplifyInference",     "FoldConstant",        "EliminateCommonSubexpr", "FuseLayerNorm",
               "FuseRmsNorm", "DeadCodeElimination",   "AlterOpLayout",       "PackMatmulWeights",      "FoldConstant",
               "ConvertConvToWinograd", "EliminateCommonSubexpr", "DeadCodeElimination", "FuseOps"};
     default:

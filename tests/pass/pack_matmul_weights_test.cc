@@ -61,6 +61,22 @@ TEST(PackMatmulWeights, OneRowMatricesMergeIntoOneProduct) {
   EXPECT_TRUE(same_results(before, r.graph, 1e-6));
 }
 
+// An unrolled recurrent layer multiplies by the same weights at every step: one packing.
+TEST(PackMatmulWeights, SharedWeightsArePackedOnce) {
+  NodePtr x = make_input("x", {DType::kF32, {1, 24}});
+  NodePtr w = random_constant("w", {24, 24}, 5);
+  Value h = x->output();
+  for (int step = 0; step < 5; ++step) h = make_call("tanh", {make_call("matmul", {h, w->output()}, {})->output()}, {})->output();
+  Graph before({x}, {h}, {"y"});
+  PassOptions o;
+  o.verify_each_pass = true;
+  o.layout_block = 8;
+  PipelineResult packed = run_passes(before, {"PackMatmulWeights"}, o);
+  EXPECT_EQ(packed.stat("PackMatmulWeights", "packed"), 5);
+  EXPECT_EQ(count_op(packed.graph, "pack_matmul_b"), 1);
+  EXPECT_TRUE(same_results(before, packed.graph, 1e-6));
+}
+
 TEST(PackMatmulWeights, GemmAlphaBetaAndTransposedWeights) {
   NodePtr x = make_input("x", {DType::kF32, {4, 24}});
   NodePtr w = random_constant("w", {40, 24}, 2);  // [N, K], trans_b

@@ -28,7 +28,7 @@ Graph small_model() {
 TEST(PassManager, OptLevels) {
   EXPECT_TRUE(passes_for_level(0).empty());
   EXPECT_EQ(passes_for_level(1),
-            (std::vector<std::string>{"CancelTransposes", "SimplifyInference", "FoldConstant", "DeadCodeElimination"}));
+            (std::vector<std::string>{"ComputeHalfInFloat", "CancelTransposes", "SimplifyInference", "FoldConstant", "DeadCodeElimination"}));
   EXPECT_EQ(passes_for_level(2).back(), "FuseOps");
   const auto o3 = passes_for_level(3);
   EXPECT_NE(std::find(o3.begin(), o3.end(), "AlterOpLayout"), o3.end());

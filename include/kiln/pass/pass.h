@@ -12,7 +12,8 @@
 // graph after each (PassOptions::verify_each_pass, on in debug builds), and prints the text IR
 // after a named pass (or all) to a stream. Opt levels (docs/passes.md):
 //   O0: nothing (types are inferred when nodes are built: make_call runs each op's inference).
-//   O1: CancelTransposes, SimplifyInference, FoldConstant, DeadCodeElimination.
+//   O1: ComputeHalfInFloat (f16/bf16 graphs only), CancelTransposes, SimplifyInference, FoldConstant,
+//       DeadCodeElimination.
 //   O2: O1 + EliminateCommonSubexpr, FuseLayerNorm and FuseRmsNorm (after CSE, before DCE), then FuseOps.
 //   O3: O2 with AlterOpLayout and PackMatmulWeights (+ FoldConstant to pre-transform the weights,
 //       ConvertConvToWinograd,
@@ -94,6 +95,7 @@ std::unique_ptr<Pass> make_fuse_rms_norm();
 std::unique_ptr<Pass> make_pack_matmul_weights();
 std::unique_ptr<Pass> make_convert_conv_to_winograd();
 std::unique_ptr<Pass> make_cancel_transposes();
+std::unique_ptr<Pass> make_compute_half_in_float();
 
 // ConvertConvToWinograd's rule: the Winograd output tile (2 or 4) for a stride-1 3x3 conv of
 // batch n, c -> m channels and an oh x ow output, or 0 when the direct convolution is faster.

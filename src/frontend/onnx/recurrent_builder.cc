@@ -71,7 +71,6 @@ RecurrentLayer decode_layer(ImportContext& ctx, int64_t gates, const std::vector
 
   l.w = ctx.input(1);
   l.r = ctx.input(2);
-  const ir::Shape& ws = l.w.type().shape;
   const ir::Shape& rs = l.r.type().shape;
   if (rs.size() != 3) ctx.fail_invalid("input R has rank " + std::to_string(rs.size()) + "; expected 3");
   l.hidden = ctx.attr_int("hidden_size", rs[2]);
@@ -84,7 +83,6 @@ RecurrentLayer decode_layer(ImportContext& ctx, int64_t gates, const std::vector
     }
   };
   expect(l.w, "W", {D, G * H, l.input_size});
-  (void)ws;
   expect(l.r, "R", {D, G * H, H});
   if (ctx.has_input(3)) {
     l.bias = ctx.input(3);
@@ -111,7 +109,7 @@ RecurrentLayer decode_layer(ImportContext& ctx, int64_t gates, const std::vector
     if (masks_needed) l.seq_lens = s;
   }
   auto state = [&](size_t i, const std::string& what) -> Value {
-    if (static_cast<int>(i) < 0 || !ctx.has_input(i)) return {};
+    if (!ctx.has_input(i)) return {};
     Value v = ctx.input(i);
     if (l.layout == 1) {
       expect(v, what, {l.batch, D, H});

@@ -326,8 +326,27 @@ def torch_cases():
     export("speech_conv_gru", Speech(), [torch.randn(1, 20, 30)], [11, 13, 17])
 
 
+def bad_models():
+    """Models the importer must refuse with a UserError naming the problem (OUT/bad/<name>.onnx)."""
+    os.makedirs(os.path.join(OUT, "bad"), exist_ok=True)
+    def write(name, node, x_shape=(3, 2, 4), w_shape=(1, 12, 4), r_shape=(1, 12, 3)):
+        ins = [helper.make_tensor_value_info(n, TensorProto.FLOAT, list(s))
+               for n, s in (("X", x_shape), ("W", w_shape), ("R", r_shape))]
+        outs = [helper.make_tensor_value_info("Y_h", TensorProto.FLOAT, None)]
+        model = helper.make_model(helper.make_graph([node], name, ins, outs), opset_imports=[helper.make_opsetid("", 14)])
+        onnx.save_model(model, os.path.join(OUT, "bad", name + ".onnx"))
+    write("unknown_activation", helper.make_node("RNN", ["X", "W", "R"], ["", "Y_h"], hidden_size=3,
+                                                 activations=["Swish"]), w_shape=(1, 3, 4), r_shape=(1, 3, 3))
+    write("wrong_weight_shape", helper.make_node("LSTM", ["X", "W", "R"], ["", "Y_h"], hidden_size=3),
+          w_shape=(1, 12, 5))
+    write("activation_count", helper.make_node("GRU", ["X", "W", "R"], ["", "Y_h"], hidden_size=4,
+                                               activations=["Sigmoid", "Tanh", "Tanh"]), w_shape=(1, 12, 4),
+          r_shape=(1, 12, 4))
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
+    bad_models()
     op_cases()
     try:
         import torch  # noqa: F401

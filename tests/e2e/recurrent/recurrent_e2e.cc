@@ -13,6 +13,8 @@
 #include "driver/compile_test_util.h"
 #include "frontend/onnx_case_runner.h"
 #include "kiln/driver/compile.h"
+#include "kiln/frontend/onnx.h"
+#include "kiln/support/error.h"
 
 namespace kiln::testing {
 namespace {
@@ -25,7 +27,9 @@ constexpr double kRtol = 1e-4, kAtol = 1e-5;
 std::vector<std::string> case_names() {
   std::vector<std::string> names;
   if (!fs::exists(kRoot)) return {"missing"};
-  for (const auto& e : fs::directory_iterator(kRoot)) names.push_back(e.path().filename().string());
+  for (const auto& e : fs::directory_iterator(kRoot)) {
+    if (e.path().filename() != "bad") names.push_back(e.path().filename().string());
+  }
   std::sort(names.begin(), names.end());
   return names;
 }
@@ -54,6 +58,25 @@ TEST_P(RecurrentCase, ReferenceAndCompiledMatchExpected) {
   };
   CaseResult cmp = run_onnx_case(dir, kRtol, kAtol, {}, compiled);
   EXPECT_TRUE(cmp.passed) << "compiled: " << cmp.message;
+}
+
+// Invalid recurrent nodes are UserErrors naming the node, the attribute or input, and the reason.
+TEST(RecurrentErrors, NameTheProblem) {
+  if (!fs::exists(kRoot / "bad")) GTEST_SKIP() << "no bad models in " << kRoot / "bad";
+  const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
+      {"unknown_activation", {"(RNN)", "activations", "Swish", "supported: Relu"}},
+      {"wrong_weight_shape", {"(LSTM)", "input W", "f32[1, 12, 5]", "expected f32[1, 12, 4]"}},
+      {"activation_count", {"(GRU)", "activations", "lists 3 functions; expected 2"}},
+  };
+  for (const auto& [name, needles] : cases) {
+    try {
+      frontend::import_onnx((kRoot / "bad" / (name + ".onnx")).string());
+      ADD_FAILURE() << name << ": imported without an error";
+    } catch (const UserError& e) {
+      const std::string text = std::string(e.what()) + " " + e.hint();
+      for (const std::string& n : needles) EXPECT_NE(text.find(n), std::string::npos) << name << ": '" << n << "' not in: " << text;
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, RecurrentCase, ::testing::ValuesIn(case_names()),
