@@ -15,10 +15,15 @@
 //     type equals its input's and which maps a tensor of distinct values to itself (checked by
 //     running its reference implementation once; reshape to the same shape, identity transpose,
 //     zero pads, full slices...). Tensors too big to hold distinct exact values are skipped.
+//   - reshape(reshape(x)) becomes one reshape of x (none when it restores x's shape);
+//   - an elementwise call whose arguments are all reshapes inserting/removing unit dimensions of
+//     same-shaped values (no broadcasting) runs before the reshape: f(reshape(a), reshape(b)) ->
+//     reshape(f(a, b)), so a 1-D conv's epilogue (relu, residual add) fuses into the conv and
+//     the [N, C, 1, L] <-> [N, C, L] reshapes between 1-D convs merge away;
 // Numerics: the folded forms round each step to the dtype instead of computing batch_norm in
 // double, so results differ from the original by a few ulps (relative ~1e-6 in f32).
 // Stats: "bn_folded_into_conv", "bn_to_scale_shift", "identities_dropped", "conv_padding_taps_dropped",
-// "squares_to_mul".
+// "squares_to_mul", "reshapes_merged", "elementwise_before_unit_reshape".
 #include <algorithm>
 #include <numeric>
 #include <optional>
@@ -89,6 +94,16 @@ class Simplifier : public ir::GraphMutator {
       ++ctx_.stat("squares_to_mul");
       return {call1("mul", {new_args[0], new_args[0]})};
     }
+    if (&node.op() == reshape_ && is_call_of(new_args[0], reshape_)) {
+      ++ctx_.stat("reshapes_merged");
+      const Value& source = new_args[0].node->as_call().args()[0];
+      if (source.type().shape == node.output_types()[0].shape) return {source};
+      return {call1("reshape", {source}, node.attrs())};
+    }
+    if (std::optional<Value> sunk = elementwise_before_unit_reshape(node, new_args)) {
+      ++ctx_.stat("elementwise_before_unit_reshape");
+      return {*sunk};
+    }
     if (node.num_outputs() == 1 && new_args.size() == 1 && node.output_types()[0] == new_args[0].type()) {
       const bool identity_cast = &node.op() == cast_;
       if (identity_cast || (node.op().pattern == ir::OpPattern::kInjective && acts_as_identity(node))) {
@@ -129,6 +144,41 @@ class Simplifier : public ir::GraphMutator {
     return call1("add", {call1("mul", {x, call1("reshape", {s}, as_channel)}), call1("reshape", {t}, as_channel)});
   }
 
+  static bool is_call_of(const Value& v, const ir::OpDef* op) {
+    return v.node->kind() == ir::NodeKind::kCall && &v.node->as_call().op() == op;
+  }
+
+  static ir::Shape without_unit_dims(const ir::Shape& s) {
+    ir::Shape out;
+    for (int64_t d : s) {
+      if (d != 1) out.push_back(d);
+    }
+    return out;
+  }
+
+  // f(reshape(a), reshape(b), ...) -> reshape(f(a, b, ...)) for an elementwise op whose arguments
+  // are all reshapes that only insert or remove unit dimensions (1-D convolutions run as 2-D ones
+  // with H = 1: [N, C, 1, L] <-> [N, C, L]) of sources of one shape, without broadcasting. The op
+  // then sits next to its producer (a conv's epilogue) and the reshape pairs around it merge, so
+  // chains of 1-D convolutions stay on the blocked layout.
+  std::optional<Value> elementwise_before_unit_reshape(const ir::CallNode& node, const std::vector<Value>& args) const {
+    const ir::OpPattern pattern = node.op().pattern;
+    if ((pattern != ir::OpPattern::kElemwise && pattern != ir::OpPattern::kBroadcast) || node.num_outputs() != 1 || args.empty()) {
+      return std::nullopt;
+    }
+    const ir::Shape& out = node.output_types()[0].shape;
+    std::vector<Value> sources;
+    for (const Value& a : args) {
+      if (!is_call_of(a, reshape_) || a.type().shape != out) return std::nullopt;
+      const Value& source = a.node->as_call().args()[0];
+      if (without_unit_dims(source.type().shape) != without_unit_dims(out)) return std::nullopt;
+      if (!sources.empty() && source.type().shape != sources[0].type().shape) return std::nullopt;
+      sources.push_back(source);
+    }
+    const Value y = ir::make_call(node.op(), sources, node.attrs())->output();
+    return call1("reshape", {y}, Attrs().set("shape", out));
+  }
+
   PassContext& ctx_;
   UseCounts uses_;
   NameSupply names_;
@@ -136,6 +186,7 @@ class Simplifier : public ir::GraphMutator {
   const ir::OpDef* conv2d_ = op_ptr("conv2d");
   const ir::OpDef* cast_ = op_ptr("cast");
   const ir::OpDef* pow_ = op_ptr("pow");
+  const ir::OpDef* reshape_ = op_ptr("reshape");
 
   static bool is_scalar_constant(const Value& v, double value) {
     if (v.node->kind() != ir::NodeKind::kConstant || v.type().numel() != 1) return false;
