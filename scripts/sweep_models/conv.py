@@ -1,4 +1,5 @@
-"""Model sweep, convolution family: ConvTranspose decoders/GANs/U-Nets, 1-D conv audio nets, 3-D conv
+"""Model sweep, convolution family: ConvTranspose decoders/GANs/U-Nets, 1-D conv audio nets (Wav2Letter,
+wav2vec2 feature encoder, QuartzNet, MelGAN), 3-D conv
 video nets, an FCN-style segmentation head (issue 12, item 2).
 
 Convention of scripts/heldout-sweep.py: MODELS = {name: (factory, opset, big)}; factory() returns
