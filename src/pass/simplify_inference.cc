@@ -1,6 +1,6 @@
 // SimplifyInference: rewrites inference-only constructs into cheaper, fusable ones. Contract:
 //   - batch_norm(conv2d(x, w, b?), scale, bias, mean, var) where the conv2d result has no other
-//     user becomes conv2d(x, w * s[m], (b - mean) * s + bias) with s = scale / sqrt(var + eps),
+//     user (also through a unit-dim reshape keeping axes 0 and 1: a 1-D conv) becomes conv2d(x, w * s[m], (b - mean) * s + bias) with s = scale / sqrt(var + eps),
 //     written as graph ops on the parameters (FoldConstant, which follows at every opt level,
 //     evaluates them when the parameters are constants, as they are in inference models);
 //   - any other batch_norm becomes the per-channel scale-shift x * s' + t' (mul + add, s' and t'
@@ -126,15 +126,27 @@ class Simplifier : public ir::GraphMutator {
     const Value s = call1("div", {a[1], call1("sqrt", {call1("add", {a[4], eps})})});
     const int64_t c = x.type().shape[1];
     const Value& original_x = bn.args()[0];
-    if (original_x.node->kind() == ir::NodeKind::kCall && &original_x.node->as_call().op() == conv2d_ &&
-        uses_.of(original_x) == 1 && x.node->kind() == ir::NodeKind::kCall && &x.node->as_call().op() == conv2d_) {
-      const ir::CallNode& conv = x.node->as_call();
+    auto fold = [&](const Value& conv_value) {
+      const ir::CallNode& conv = conv_value.node->as_call();
       const auto& cargs = conv.args();
       const Value w = call1("mul", {cargs[1], call1("reshape", {s}, Attrs().set("shape", std::vector<int64_t>{c, 1, 1, 1}))});
       const Value shift = cargs.size() > 2 ? call1("sub", {cargs[2], a[3]}) : call1("neg", {a[3]});
       const Value b = call1("add", {call1("mul", {shift, s}), a[2]});
       ++ctx_.stat("bn_folded_into_conv");
       return ir::make_call(conv.op(), {cargs[0], w, b}, conv.attrs(), conv.name())->output();
+    };
+    if (is_call_of(original_x, conv2d_) && uses_.of(original_x) == 1 && is_call_of(x, conv2d_)) return fold(x);
+    // A 1-D convolution's batch norm: batch_norm(reshape(conv2d)) with a unit-dim reshape that
+    // keeps axes 0 and 1 ([N, C, 1, L] -> [N, C, L]) folds the same way, the reshape after it.
+    if (is_call_of(original_x, reshape_) && uses_.of(original_x) == 1 && is_call_of(x, reshape_)) {
+      const Value& original_src = original_x.node->as_call().args()[0];
+      const Value& src = x.node->as_call().args()[0];
+      const ir::Shape& xs = x.type().shape;
+      const ir::Shape& ss = src.type().shape;
+      if (is_call_of(original_src, conv2d_) && uses_.of(original_src) == 1 && is_call_of(src, conv2d_) && xs.size() >= 2 &&
+          ss[0] == xs[0] && ss[1] == xs[1] && without_unit_dims(ss) == without_unit_dims(xs)) {
+        return call1("reshape", {fold(src)}, Attrs().set("shape", xs));
+      }
     }
     std::vector<int64_t> shape(static_cast<size_t>(x.type().rank() - 1), 1);
     shape[0] = c;

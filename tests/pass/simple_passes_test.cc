@@ -215,6 +215,26 @@ TEST(SimplifyInference, ElementwiseOpsMoveBeforeUnitReshapes) {
   EXPECT_TRUE(same_results(before, r.graph, 1e-6));
 }
 
+TEST(SimplifyInference, FoldsBatchNormOfA1dConv) {
+  // Conv1d + BatchNorm1d as an exporter that does not fuse them writes it: the batch norm reads the
+  // conv through the [N, C, 1, L] -> [N, C, L] reshape and still folds into the conv.
+  NodePtr x = make_input("x", {DType::kF32, {2, 3, 1, 9}});
+  NodePtr conv = make_call("conv2d", {x->output(), random_constant("w", {4, 3, 1, 3}, 1)->output()},
+                           Attrs().set("pads", std::vector<int64_t>{0, 1, 0, 1}));
+  NodePtr flat = make_call("reshape", {conv->output()}, Attrs().set("shape", std::vector<int64_t>{2, 4, 9}));
+  NodePtr bn = make_call("batch_norm", {flat->output(), random_constant("gamma", {4}, 3)->output(),
+                                        random_constant("beta", {4}, 4)->output(),
+                                        random_constant("mean", {4}, 5)->output(),
+                                        random_constant("var", {4}, 6, 0.5, 2.0)->output()},
+                         Attrs().set("epsilon", 1e-3));
+  Graph before({x}, {bn->output()}, {"y"});
+  PipelineResult r = run_passes(before, {"SimplifyInference", "FoldConstant"}, {});
+  EXPECT_EQ(r.stat("SimplifyInference", "bn_folded_into_conv"), 1);
+  EXPECT_EQ(count_op(r.graph, "batch_norm"), 0);
+  EXPECT_EQ(r.graph.num_calls(), 2);  // conv2d (folded weights and bias) + reshape
+  EXPECT_TRUE(same_results(before, r.graph, 1e-5));
+}
+
 TEST(SimplifyInference, SquaresBecomeProducts) {
   // pow(x, 2) -> mul(x, x) (bit-identical: one correctly rounded product); other exponents, an
   // exponent that broadcasts x to a higher rank, and integer bases stay pow.
