@@ -131,6 +131,12 @@ def main():
     # Same window in every phase (one conv with prod(s)*M channels), 2x2 stride 2, no bias.
     conv_transpose_case("convtranspose_2x2_stride2_same_window", (2, 6, 5, 7), (6, 4, 2, 2), 1, [2, 2], [0, 0, 0, 0],
                         [1, 1], [0, 0], bias=False)
+    # Groups with a waste-free union window (one conv, channels ordered [group, phase, m]), and a
+    # depthwise-like one (C/group = 1) whose phases differ (union window, zero taps).
+    conv_transpose_case("convtranspose_groups_2x2_stride2_one_conv", (2, 4, 3, 5), (4, 3, 2, 2), 2, [2, 2], [0, 0, 0, 0],
+                        [1, 1], [0, 0])
+    conv_transpose_case("convtranspose_depthwise_k6_s3_union_window", (1, 3, 4, 5), (3, 2, 6, 6), 3, [3, 3], [1, 2, 2, 1],
+                        [1, 1], [1, 0])
     # output_shape with SAME_LOWER (extra padding at the beginning) and a larger output (negative pads).
     conv_transpose_case("convtranspose_output_shape_same_lower", (1, 2, 3, 3), (2, 2, 3, 3), 1, [2, 2], None, [1, 1],
                         [0, 0], output_shape=[6, 5], auto_pad="SAME_LOWER")
