@@ -1,4 +1,5 @@
-"""Model sweep, convolution family: ConvTranspose decoders/GANs/U-Nets, 1-D conv audio nets, 3-D conv
+"""Model sweep, convolution family: ConvTranspose decoders/GANs/U-Nets, 1-D conv audio nets (Wav2Letter,
+wav2vec2 feature encoder, QuartzNet, MelGAN), 3-D conv
 video nets, an FCN-style segmentation head (issue 12, item 2).
 
 Convention of scripts/heldout-sweep.py: MODELS = {name: (factory, opset, big)}; factory() returns
@@ -184,6 +185,41 @@ class Conv1dStack(nn.Module):
         return self.fc(self.features(x).mean(-1))
 
 
+class QuartzNet(nn.Module):
+    """QuartzNet-style ASR encoder (Kriman et al.; NVIDIA NeMo's 5x5 layout, fewer repeats): time-channel
+    separable Conv1d blocks (depthwise Conv1d with long kernels, pointwise Conv1d, BatchNorm, ReLU,
+    residual pointwise+BN), a strided prologue, a dilated epilogue and a pointwise CTC head."""
+
+    def __init__(self, mels=64, classes=29, blocks=((256, 33), (256, 39), (512, 51), (512, 63), (512, 75)), repeats=2):
+        super().__init__()
+
+        def sep(i, o, k, stride=1, dilation=1):
+            return [nn.Conv1d(i, i, k, stride=stride, padding=dilation * (k // 2), dilation=dilation, groups=i, bias=False),
+                    nn.Conv1d(i, o, 1, bias=False), nn.BatchNorm1d(o)]
+        self.prologue = nn.Sequential(*sep(mels, 256, 33, stride=2), nn.ReLU(True))
+        self.blocks = nn.ModuleList()
+        self.residuals = nn.ModuleList()
+        ch = 256
+        for out, k in blocks:
+            layers = []
+            for r in range(repeats):
+                layers += sep(ch if r == 0 else out, out, k)
+                if r < repeats - 1:
+                    layers.append(nn.ReLU(True))
+            self.blocks.append(nn.Sequential(*layers))
+            self.residuals.append(nn.Sequential(nn.Conv1d(ch, out, 1, bias=False), nn.BatchNorm1d(out)))
+            ch = out
+        self.epilogue = nn.Sequential(*sep(ch, 512, 87, dilation=2), nn.ReLU(True),
+                                      nn.Conv1d(512, 1024, 1, bias=False), nn.BatchNorm1d(1024), nn.ReLU(True))
+        self.head = nn.Conv1d(1024, classes, 1)
+
+    def forward(self, x):
+        x = self.prologue(x)
+        for block, res in zip(self.blocks, self.residuals):
+            x = F.relu(block(x) + res(x))
+        return self.head(self.epilogue(x))
+
+
 # ---- 3-D convolutions: torchvision's video ResNets, a small 3-D encoder-decoder ----
 
 def video(name, shape):
@@ -236,6 +272,7 @@ MODELS = {
     "wav2letter_1s": (module(Wav2Letter, (1, 1, 16000)), 13, False),
     "wav2vec2_feature_extractor": (module(Wav2Vec2FeatureExtractor, (1, 1, 16000)), 17, False),
     "conv1d_kws_stack": (module(Conv1dStack, (2, 40, 101)), 11, False),
+    "quartznet_5x2_256": (module(QuartzNet, (1, 64, 256)), 13, False),
     "r3d_18_8x56": (video("r3d_18", (1, 3, 8, 56, 56)), 13, False),
     "mc3_18_8x56": (video("mc3_18", (1, 3, 8, 56, 56)), 13, False),
     "r2plus1d_18_8x56": (video("r2plus1d_18", (1, 3, 8, 56, 56)), 13, False),

@@ -1,6 +1,6 @@
 // SimplifyInference: rewrites inference-only constructs into cheaper, fusable ones. Contract:
 //   - batch_norm(conv2d(x, w, b?), scale, bias, mean, var) where the conv2d result has no other
-//     user becomes conv2d(x, w * s[m], (b - mean) * s + bias) with s = scale / sqrt(var + eps),
+//     user (also through a unit-dim reshape keeping axes 0 and 1: a 1-D conv) becomes conv2d(x, w * s[m], (b - mean) * s + bias) with s = scale / sqrt(var + eps),
 //     written as graph ops on the parameters (FoldConstant, which follows at every opt level,
 //     evaluates them when the parameters are constants, as they are in inference models);
 //   - any other batch_norm becomes the per-channel scale-shift x * s' + t' (mul + add, s' and t'
@@ -15,10 +15,15 @@
 //     type equals its input's and which maps a tensor of distinct values to itself (checked by
 //     running its reference implementation once; reshape to the same shape, identity transpose,
 //     zero pads, full slices...). Tensors too big to hold distinct exact values are skipped.
+//   - reshape(reshape(x)) becomes one reshape of x (none when it restores x's shape);
+//   - an elementwise call whose arguments are all reshapes inserting/removing unit dimensions of
+//     same-shaped values (no broadcasting) runs before the reshape: f(reshape(a), reshape(b)) ->
+//     reshape(f(a, b)), so a 1-D conv's epilogue (relu, residual add) fuses into the conv and
+//     the [N, C, 1, L] <-> [N, C, L] reshapes between 1-D convs merge away;
 // Numerics: the folded forms round each step to the dtype instead of computing batch_norm in
 // double, so results differ from the original by a few ulps (relative ~1e-6 in f32).
 // Stats: "bn_folded_into_conv", "bn_to_scale_shift", "identities_dropped", "conv_padding_taps_dropped",
-// "squares_to_mul".
+// "squares_to_mul", "reshapes_merged", "elementwise_before_unit_reshape".
 #include <algorithm>
 #include <numeric>
 #include <optional>
@@ -93,6 +98,16 @@ class Simplifier : public ir::GraphMutator {
       ++ctx_.stat("squares_to_mul");
       return {call1("mul", {new_args[0], new_args[0]})};
     }
+    if (&node.op() == reshape_ && is_call_of(new_args[0], reshape_)) {
+      ++ctx_.stat("reshapes_merged");
+      const Value& source = new_args[0].node->as_call().args()[0];
+      if (source.type().shape == node.output_types()[0].shape) return {source};
+      return {call1("reshape", {source}, node.attrs())};
+    }
+    if (std::optional<Value> sunk = elementwise_before_unit_reshape(node, new_args)) {
+      ++ctx_.stat("elementwise_before_unit_reshape");
+      return {*sunk};
+    }
     if (node.num_outputs() == 1 && new_args.size() == 1 && node.output_types()[0] == new_args[0].type()) {
       const bool identity_cast = &node.op() == cast_;
       if (identity_cast || (node.op().pattern == ir::OpPattern::kInjective && acts_as_identity(node))) {
@@ -115,15 +130,27 @@ class Simplifier : public ir::GraphMutator {
     const Value s = call1("div", {a[1], call1("sqrt", {call1("add", {a[4], eps})})});
     const int64_t c = x.type().shape[1];
     const Value& original_x = bn.args()[0];
-    if (original_x.node->kind() == ir::NodeKind::kCall && &original_x.node->as_call().op() == conv2d_ &&
-        uses_.of(original_x) == 1 && x.node->kind() == ir::NodeKind::kCall && &x.node->as_call().op() == conv2d_) {
-      const ir::CallNode& conv = x.node->as_call();
+    auto fold = [&](const Value& conv_value) {
+      const ir::CallNode& conv = conv_value.node->as_call();
       const auto& cargs = conv.args();
       const Value w = call1("mul", {cargs[1], call1("reshape", {s}, Attrs().set("shape", std::vector<int64_t>{c, 1, 1, 1}))});
       const Value shift = cargs.size() > 2 ? call1("sub", {cargs[2], a[3]}) : call1("neg", {a[3]});
       const Value b = call1("add", {call1("mul", {shift, s}), a[2]});
       ++ctx_.stat("bn_folded_into_conv");
       return ir::make_call(conv.op(), {cargs[0], w, b}, conv.attrs(), conv.name())->output();
+    };
+    if (is_call_of(original_x, conv2d_) && uses_.of(original_x) == 1 && is_call_of(x, conv2d_)) return fold(x);
+    // A 1-D convolution's batch norm: batch_norm(reshape(conv2d)) with a unit-dim reshape that
+    // keeps axes 0 and 1 ([N, C, 1, L] -> [N, C, L]) folds the same way, the reshape after it.
+    if (is_call_of(original_x, reshape_) && uses_.of(original_x) == 1 && is_call_of(x, reshape_)) {
+      const Value& original_src = original_x.node->as_call().args()[0];
+      const Value& src = x.node->as_call().args()[0];
+      const ir::Shape& xs = x.type().shape;
+      const ir::Shape& ss = src.type().shape;
+      if (is_call_of(original_src, conv2d_) && uses_.of(original_src) == 1 && is_call_of(src, conv2d_) && xs.size() >= 2 &&
+          ss[0] == xs[0] && ss[1] == xs[1] && without_unit_dims(ss) == without_unit_dims(xs)) {
+        return call1("reshape", {fold(src)}, Attrs().set("shape", xs));
+      }
     }
     std::vector<int64_t> shape(static_cast<size_t>(x.type().rank() - 1), 1);
     shape[0] = c;
@@ -133,6 +160,41 @@ class Simplifier : public ir::GraphMutator {
     return call1("add", {call1("mul", {x, call1("reshape", {s}, as_channel)}), call1("reshape", {t}, as_channel)});
   }
 
+  static bool is_call_of(const Value& v, const ir::OpDef* op) {
+    return v.node->kind() == ir::NodeKind::kCall && &v.node->as_call().op() == op;
+  }
+
+  static ir::Shape without_unit_dims(const ir::Shape& s) {
+    ir::Shape out;
+    for (int64_t d : s) {
+      if (d != 1) out.push_back(d);
+    }
+    return out;
+  }
+
+  // f(reshape(a), reshape(b), ...) -> reshape(f(a, b, ...)) for an elementwise op whose arguments
+  // are all reshapes that only insert or remove unit dimensions (1-D convolutions run as 2-D ones
+  // with H = 1: [N, C, 1, L] <-> [N, C, L]) of sources of one shape, without broadcasting. The op
+  // then sits next to its producer (a conv's epilogue) and the reshape pairs around it merge, so
+  // chains of 1-D convolutions stay on the blocked layout.
+  std::optional<Value> elementwise_before_unit_reshape(const ir::CallNode& node, const std::vector<Value>& args) const {
+    const ir::OpPattern pattern = node.op().pattern;
+    if ((pattern != ir::OpPattern::kElemwise && pattern != ir::OpPattern::kBroadcast) || node.num_outputs() != 1 || args.empty()) {
+      return std::nullopt;
+    }
+    const ir::Shape& out = node.output_types()[0].shape;
+    std::vector<Value> sources;
+    for (const Value& a : args) {
+      if (!is_call_of(a, reshape_) || a.type().shape != out) return std::nullopt;
+      const Value& source = a.node->as_call().args()[0];
+      if (without_unit_dims(source.type().shape) != without_unit_dims(out)) return std::nullopt;
+      if (!sources.empty() && source.type().shape != sources[0].type().shape) return std::nullopt;
+      sources.push_back(source);
+    }
+    const Value y = ir::make_call(node.op(), sources, node.attrs())->output();
+    return call1("reshape", {y}, Attrs().set("shape", out));
+  }
+
   PassContext& ctx_;
   UseCounts uses_;
   NameSupply names_;
@@ -140,6 +202,7 @@ class Simplifier : public ir::GraphMutator {
   const ir::OpDef* conv2d_ = op_ptr("conv2d");
   const ir::OpDef* cast_ = op_ptr("cast");
   const ir::OpDef* pow_ = op_ptr("pow");
+  const ir::OpDef* reshape_ = op_ptr("reshape");
 
   static bool is_scalar_constant(const Value& v, double value) {
     if (v.node->kind() != ir::NodeKind::kConstant || v.type().numel() != 1) return false;

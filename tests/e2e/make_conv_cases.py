@@ -33,7 +33,7 @@ def t(a):
 def save_case(name, node, inputs, y, initializers=(), opset=17, indices=None):
     d = os.path.join(CASES, name)
     os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
-    g = helper.make_graph([node], name,
+    g = helper.make_graph(node if isinstance(node, list) else [node], name,
                           [helper.make_tensor_value_info(n, TensorProto.FLOAT, list(a.shape)) for n, a in inputs],
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(y.shape))] +
                           ([helper.make_tensor_value_info("z", TensorProto.INT64, list(indices.shape))] if indices is not None else []),
@@ -131,6 +131,12 @@ def main():
     # Same window in every phase (one conv with prod(s)*M channels), 2x2 stride 2, no bias.
     conv_transpose_case("convtranspose_2x2_stride2_same_window", (2, 6, 5, 7), (6, 4, 2, 2), 1, [2, 2], [0, 0, 0, 0],
                         [1, 1], [0, 0], bias=False)
+    # Groups with a waste-free union window (one conv, channels ordered [group, phase, m]), and a
+    # depthwise-like one (C/group = 1) whose phases differ (union window, zero taps).
+    conv_transpose_case("convtranspose_groups_2x2_stride2_one_conv", (2, 4, 3, 5), (4, 3, 2, 2), 2, [2, 2], [0, 0, 0, 0],
+                        [1, 1], [0, 0])
+    conv_transpose_case("convtranspose_depthwise_k6_s3_union_window", (1, 3, 4, 5), (3, 2, 6, 6), 3, [3, 3], [1, 2, 2, 1],
+                        [1, 1], [1, 0])
     # output_shape with SAME_LOWER (extra padding at the beginning) and a larger output (negative pads).
     conv_transpose_case("convtranspose_output_shape_same_lower", (1, 2, 3, 3), (2, 2, 3, 3), 1, [2, 2], None, [1, 1],
                         [0, 0], output_shape=[6, 5], auto_pad="SAME_LOWER")
@@ -155,6 +161,17 @@ def main():
     save_case("conv3d_groups_dilation_same_lower",
               helper.make_node("Conv", ["x", "w"], ["y"], strides=strides, dilations=dil, group=2, auto_pad="SAME_LOWER"),
               [("x", x)], y, [("w", w)])
+    # Conv1d -> BatchNormalization -> Relu -> Conv1d (an exporter that leaves batch norms unfused).
+    x, w1, w2 = randf(2, 3, 16), randf(5, 3, 3), randf(4, 5, 3)
+    gamma, beta, mean, var = randf(5), randf(5), randf(5), (np.abs(randf(5)) + 0.5).astype(np.float32)
+    h = F.batch_norm(F.conv1d(t(x), t(w1), padding=1), t(mean), t(var), t(gamma), t(beta), eps=1e-5)
+    y = F.conv1d(F.relu(h), t(w2), stride=2).numpy()
+    save_case("conv1d_batchnorm_relu_conv1d",
+              [helper.make_node("Conv", ["x", "w1"], ["c1"], pads=[1, 1]),
+               helper.make_node("BatchNormalization", ["c1", "gamma", "beta", "mean", "var"], ["b1"], epsilon=1e-5),
+               helper.make_node("Relu", ["b1"], ["r1"]),
+               helper.make_node("Conv", ["r1", "w2"], ["y"], strides=[2])],
+              [("x", x)], y, [("w1", w1), ("w2", w2), ("gamma", gamma), ("beta", beta), ("mean", mean), ("var", var)])
     # Pooling at 1-D and 3-D.
     x = randf(2, 3, 6, 9, 7)
     y = F.max_pool3d(t(x), (2, 3, 2), (2, 2, 1), (1, 1, 0), (1, 2, 1), ceil_mode=True).numpy()

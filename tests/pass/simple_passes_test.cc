@@ -179,6 +179,62 @@ TEST(SimplifyInference, DropsIdentityLikeOps) {
   EXPECT_TRUE(same_results(before, r.graph, 0.0));
 }
 
+TEST(SimplifyInference, ElementwiseOpsMoveBeforeUnitReshapes) {
+  // A 1-D conv chain as the importer writes it (conv2d on [N, C, 1, L] between reshapes): relu and
+  // the residual add move before the unit-dim reshapes, whose pairs then merge away, so the convs
+  // read each other's outputs. An add that broadcasts ([6, 1]) and a reshape that moves elements
+  // ([1, 6, 10] -> [1, 10, 6]) keep their order.
+  Graph before = parse_graph(R"(graph(%x: f32[1, 4, 10], %w: f32[6, 4, 1, 3], %v: f32[6, 6, 1, 1], %c: f32[6, 1]) {
+    %0 = reshape(%x, shape=[1, 4, 1, 10]) : f32[1, 4, 1, 10]
+    %1 = conv2d(%0, %w, strides=[1, 1], pads=[0, 1, 0, 1], dilations=[1, 1], groups=1) : f32[1, 6, 1, 10]
+    %2 = reshape(%1, shape=[1, 6, 10]) : f32[1, 6, 10]
+    %3 = relu(%2) : f32[1, 6, 10]
+    %4 = reshape(%3, shape=[1, 6, 1, 10]) : f32[1, 6, 1, 10]
+    %5 = conv2d(%4, %v, strides=[1, 1], pads=[0, 0, 0, 0], dilations=[1, 1], groups=1) : f32[1, 6, 1, 10]
+    %6 = reshape(%5, shape=[1, 6, 10]) : f32[1, 6, 10]
+    %7 = add(%6, %3) : f32[1, 6, 10]
+    %8 = add(%7, %c) : f32[1, 6, 10]
+    %9 = reshape(%8, shape=[1, 10, 6]) : f32[1, 10, 6]
+    %10 = sigmoid(%9) : f32[1, 10, 6]
+    return %10 as "y"
+  })");
+  PipelineResult r = run_passes(before, {"SimplifyInference"}, {});
+  EXPECT_EQ(r.stat("SimplifyInference", "elementwise_before_unit_reshape"), 2);  // relu, first add
+  EXPECT_TRUE(equal_to(r.graph, R"(graph(%x: f32[1, 4, 10], %w: f32[6, 4, 1, 3], %v: f32[6, 6, 1, 1], %c: f32[6, 1]) {
+    %0 = reshape(%x, shape=[1, 4, 1, 10]) : f32[1, 4, 1, 10]
+    %1 = conv2d(%0, %w, strides=[1, 1], pads=[0, 1, 0, 1], dilations=[1, 1], groups=1) : f32[1, 6, 1, 10]
+    %2 = relu(%1) : f32[1, 6, 1, 10]
+    %3 = conv2d(%2, %v, strides=[1, 1], pads=[0, 0, 0, 0], dilations=[1, 1], groups=1) : f32[1, 6, 1, 10]
+    %4 = add(%3, %2) : f32[1, 6, 1, 10]
+    %5 = reshape(%4, shape=[1, 6, 10]) : f32[1, 6, 10]
+    %6 = add(%5, %c) : f32[1, 6, 10]
+    %7 = reshape(%6, shape=[1, 10, 6]) : f32[1, 10, 6]
+    %8 = sigmoid(%7) : f32[1, 10, 6]
+    return %8 as "y"
+  })")) << print_graph(r.graph).text;
+  EXPECT_TRUE(same_results(before, r.graph, 1e-6));
+}
+
+TEST(SimplifyInference, FoldsBatchNormOfA1dConv) {
+  // Conv1d + BatchNorm1d as an exporter that does not fuse them writes it: the batch norm reads the
+  // conv through the [N, C, 1, L] -> [N, C, L] reshape and still folds into the conv.
+  NodePtr x = make_input("x", {DType::kF32, {2, 3, 1, 9}});
+  NodePtr conv = make_call("conv2d", {x->output(), random_constant("w", {4, 3, 1, 3}, 1)->output()},
+                           Attrs().set("pads", std::vector<int64_t>{0, 1, 0, 1}));
+  NodePtr flat = make_call("reshape", {conv->output()}, Attrs().set("shape", std::vector<int64_t>{2, 4, 9}));
+  NodePtr bn = make_call("batch_norm", {flat->output(), random_constant("gamma", {4}, 3)->output(),
+                                        random_constant("beta", {4}, 4)->output(),
+                                        random_constant("mean", {4}, 5)->output(),
+                                        random_constant("var", {4}, 6, 0.5, 2.0)->output()},
+                         Attrs().set("epsilon", 1e-3));
+  Graph before({x}, {bn->output()}, {"y"});
+  PipelineResult r = run_passes(before, {"SimplifyInference", "FoldConstant"}, {});
+  EXPECT_EQ(r.stat("SimplifyInference", "bn_folded_into_conv"), 1);
+  EXPECT_EQ(count_op(r.graph, "batch_norm"), 0);
+  EXPECT_EQ(r.graph.num_calls(), 2);  // conv2d (folded weights and bias) + reshape
+  EXPECT_TRUE(same_results(before, r.graph, 1e-5));
+}
+
 TEST(SimplifyInference, SquaresBecomeProducts) {
   // pow(x, 2) -> mul(x, x) (bit-identical: one correctly rounded product); other exponents, an
   // exponent that broadcasts x to a higher rank, and integer bases stay pow.

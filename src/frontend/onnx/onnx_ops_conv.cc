@@ -24,8 +24,10 @@
 //     the input with that sub-kernel, reversed. The s^dims phase outputs (each [N, M, ceil(O/s)...])
 //     interleave by one reshape/transpose into the output. No zero insertion: the FLOPs are exactly
 //     the transposed convolution's. When every phase reads the same input window (kernel = stride
-//     multiple with matching pads, e.g. U-Net's 2x2 stride-2 up-convolutions) and groups = 1, the
-//     phases are one convolution with prod(s) * M output channels (a depth-to-space after it).
+//     multiple with matching pads, e.g. U-Net's 2x2 stride-2 up-convolutions), or the convolution
+//     is depthwise-like (C/group = 1) and the union of the phase windows costs at most 2.25x, the
+//     phases are one convolution over the union window with prod(s) * M output channels (ordered
+//     [group, phase, m]; a depth-to-space after it).
 //     A 1 x 1 input (a GAN generator's latent vector) is one matmul [N, C] x [C, M * prod(K)].
 #include <algorithm>
 #include <cmath>
@@ -596,36 +598,74 @@ std::vector<Value> convert_conv_transpose(ImportContext& ctx) {
 
   Shape phase_shape{n, m};
   phase_shape.insert(phase_shape.end(), q.begin(), q.end());
-  bool same_window = groups == 1;
-  for (int64_t p = 1; p < phases && same_window; ++p) {
-    for (int64_t i = 0; i < spatial; ++i) {
-      same_window = same_window && plan[p][i].taps == plan[0][i].taps && plan[p][i].pad_begin == plan[0][i].pad_begin;
+  // The union of the phases' input windows per axis (offsets lo..hi on the dilation grid). When
+  // every phase reads it without waste (or the convolution is depthwise-like, Cg = 1, where the
+  // FLOPs are cheap and many small kernels plus a many-input interleave are not: FCN's per-class
+  // 16x16 stride-8 upsampling has 64 phases), all phases are ONE convolution over the union window
+  // (each phase's kernel zero-padded to it) with prod(s) * M output channels, ordered
+  // [group, phase, m] so groups stay contiguous.
+  std::vector<PhaseAxis> joint(spatial);
+  bool combinable = phases > 1;
+  double union_taps = 1, mean_taps = 0;
+  for (int64_t i = 0; i < spatial && combinable; ++i) {
+    const int64_t dl = plan[0][i].dilation;
+    int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
+    for (int64_t p = 0; p < phases; ++p) {
+      const PhaseAxis& a = plan[p][i];
+      combinable = combinable && a.taps > 0;
+      lo = std::min(lo, -a.pad_begin);
+      hi = std::max(hi, -a.pad_begin + (a.taps - 1) * dl);
     }
+    for (int64_t p = 0; p < phases; ++p) combinable = combinable && floor_mod(-plan[p][i].pad_begin - lo, dl) == 0;
+    joint[i].taps = (hi - lo) / dl + 1;
+    joint[i].dilation = dl;
+    joint[i].pad_begin = -lo;
+    joint[i].pad_end = (q[i] - 1) + (joint[i].taps - 1) * dl + 1 - xs[2 + i] - joint[i].pad_begin;
+    union_taps *= static_cast<double>(joint[i].taps);
   }
-  for (int64_t i = 0; i < spatial && same_window; ++i) same_window = plan[0][i].taps > 0;
+  for (int64_t p = 0; p < phases && combinable; ++p) {
+    double t = 1;
+    for (const PhaseAxis& a : plan[p]) t *= static_cast<double>(a.taps);
+    mean_taps += t / static_cast<double>(phases);
+  }
+  const bool combined = combinable && (union_taps <= mean_taps + 1e-9 || (cg == 1 && union_taps <= 2.25 * mean_taps + 1e-9));
 
-  Value stacked;  // [N, s..., M, Q...] (phases outer) or [N, M, s..., Q...]
-  bool phases_outer = false;
+  Value stacked;  // [N, M, s..., Q...]
+  Value y;
   if (phases == 1) {
     stacked = plan[0][0].taps > 0 ? phase_conv(plan[0], sub_kernel(plan[0]), bias ? &*bias : nullptr) : Value();
   }
-  if (phases > 1 && same_window) {
-    // One convolution with phases * M output channels (channel = phase * M + m).
-    std::vector<Value> kernels;
-    for (int64_t p = 0; p < phases; ++p) kernels.push_back(sub_kernel(plan[p]));
-    Value wk = ctx.call1("concat", kernels, Attrs().set("axis", int64_t{0}));
-    std::optional<Value> b;
-    if (bias) {
-      std::vector<Value> copies(phases, *bias);
-      b = ctx.call1("concat", copies, Attrs().set("axis", int64_t{0}));
+  if (combined) {
+    std::vector<Value> kernels, biases;
+    Shape kshape{groups, 1, mg, cg};
+    for (const PhaseAxis& a : joint) kshape.push_back(a.taps);
+    for (int64_t p = 0; p < phases; ++p) {
+      Ints zeros(2 * spatial);
+      for (int64_t i = 0; i < spatial; ++i) {
+        zeros[i] = (joint[i].pad_begin - plan[p][i].pad_begin) / joint[i].dilation;
+        zeros[spatial + i] = joint[i].taps - plan[p][i].taps - zeros[i];
+      }
+      kernels.push_back(reshape(ctx, pad_spatial(ctx, sub_kernel(plan[p]), zeros), kshape));
+      if (bias) biases.push_back(reshape(ctx, *bias, {groups, 1, mg}));
     }
-    Value y = phase_conv(plan[0], wk, b ? &*b : nullptr);
-    Shape s{n};
-    s.insert(s.end(), strides.begin(), strides.end());
-    s.push_back(m);
-    s.insert(s.end(), q.begin(), q.end());
-    stacked = reshape(ctx, y, s);
-    phases_outer = true;
+    Shape wshape{groups * phases * mg, cg};
+    for (const PhaseAxis& a : joint) wshape.push_back(a.taps);
+    Value wk = reshape(ctx, ctx.call1("concat", kernels, Attrs().set("axis", int64_t{1})), wshape);
+    std::optional<Value> b;
+    if (bias) b = reshape(ctx, ctx.call1("concat", biases, Attrs().set("axis", int64_t{1})), {groups * phases * mg});
+    Value conv = phase_conv(joint, wk, b ? &*b : nullptr);  // [N, g * P * Mg, Q...]
+    Shape split{n, groups};
+    split.insert(split.end(), strides.begin(), strides.end());
+    split.push_back(mg);
+    split.insert(split.end(), q.begin(), q.end());
+    Ints order{0, 1, 2 + spatial};
+    for (int64_t i = 0; i < spatial; ++i) {
+      order.push_back(3 + spatial + i);
+      order.push_back(2 + i);
+    }
+    Shape joined{n, m};
+    for (int64_t i = 0; i < spatial; ++i) joined.push_back(q[i] * strides[i]);
+    y = reshape(ctx, transpose(ctx, reshape(ctx, conv, split), order), joined);
   } else if (phases > 1 || !stacked.defined()) {
     std::vector<Value> parts;
     Shape one{n, m, 1};
@@ -633,14 +673,14 @@ std::vector<Value> convert_conv_transpose(ImportContext& ctx) {
     for (int64_t p = 0; p < phases; ++p) {
       bool empty = false;
       for (const PhaseAxis& a : plan[p]) empty = empty || a.taps == 0;
-      Value y;
+      Value part;
       if (empty) {  // no tap reaches these outputs: the bias (or zero)
-        y = constant_filled(ctx, x.type().dtype, phase_shape, 0.0, "conv_transpose_empty_phase");
-        if (bias) y = ctx.call1("add", {y, reshape(ctx, *bias, bias_shape)});
+        part = constant_filled(ctx, x.type().dtype, phase_shape, 0.0, "conv_transpose_empty_phase");
+        if (bias) part = ctx.call1("add", {part, reshape(ctx, *bias, bias_shape)});
       } else {
-        y = phase_conv(plan[p], sub_kernel(plan[p]), bias ? &*bias : nullptr);
+        part = phase_conv(plan[p], sub_kernel(plan[p]), bias ? &*bias : nullptr);
       }
-      parts.push_back(reshape(ctx, y, one));
+      parts.push_back(reshape(ctx, part, one));
     }
     Value all = parts.size() == 1 ? parts[0] : ctx.call1("concat", parts, Attrs().set("axis", int64_t{2}));
     Shape s{n, m};
@@ -648,15 +688,13 @@ std::vector<Value> convert_conv_transpose(ImportContext& ctx) {
     s.insert(s.end(), q.begin(), q.end());
     stacked = reshape(ctx, all, s);
   }
-  // Interleave: [.., s_0.., .., Q_0..] -> [N, M, Q_0, s_0, Q_1, s_1, ...] -> [N, M, Q_i * s_i...].
-  Value y = stacked;
-  if (phases > 1) {
-    Ints order{0};
-    const int64_t s_at = phases_outer ? 1 : 2, m_at = phases_outer ? 1 + spatial : 1, q_at = 2 + spatial;
-    order.push_back(m_at);
+  // Interleave: [N, M, s_0.., Q_0..] -> [N, M, Q_0, s_0, Q_1, s_1, ...] -> [N, M, Q_i * s_i...].
+  if (!y.defined()) y = stacked;
+  if (phases > 1 && !combined) {
+    Ints order{0, 1};
     for (int64_t i = 0; i < spatial; ++i) {
-      order.push_back(q_at + i);
-      order.push_back(s_at + i);
+      order.push_back(2 + spatial + i);
+      order.push_back(2 + i);
     }
     Shape joined{n, m};
     for (int64_t i = 0; i < spatial; ++i) joined.push_back(q[i] * strides[i]);
