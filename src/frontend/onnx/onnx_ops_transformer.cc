@@ -105,13 +105,23 @@ std::vector<Value> convert_rotary_embedding(ImportContext& ctx) {
   const Shape cache_shape = rank == 3 ? Shape{cb, seq, 1, rot} : Shape{cb, 1, seq, rot};
   c = reshape_to(ctx, c, cache_shape);
   sn = reshape_to(ctx, sn, cache_shape);
-  NDArray partner = NDArray::empty(DType::kI64, {rot});
-  for (int64_t j = 0; j < rot; ++j) {
-    const int64_t p = interleaved ? (j % 2 == 0 ? j + 1 : j - 1) : (j < half ? j + half : j - half);
-    partner.set_from_double(j, static_cast<double>(p));
+  auto partner_of = [&](int64_t j) { return interleaved ? (j % 2 == 0 ? j + 1 : j - 1) : (j < half ? j + half : j - half); };
+  Value x_rot, swapped;
+  if (rank == 3 && rot == head) {
+    // Full rotation of a 3-D input: the partner columns gathered from the [B, S, hidden] input
+    // itself (head h's column j reads h * head + partner(j)), so the reshaped view of x has one
+    // consumer and is not copied.
+    const Value x3 = ctx.input(0);
+    NDArray partner = NDArray::empty(DType::kI64, {in[2]});
+    for (int64_t j = 0; j < in[2]; ++j) partner.set_from_double(j, static_cast<double>(j / head * head + partner_of(j % head)));
+    swapped = reshape_to(ctx, ctx.call1("gather", {x3, ctx.constant(partner, "rotary_partner")}, Attrs().set("axis", int64_t{2})), x.type().shape);
+    x_rot = x;
+  } else {
+    NDArray partner = NDArray::empty(DType::kI64, {rot});
+    for (int64_t j = 0; j < rot; ++j) partner.set_from_double(j, static_cast<double>(partner_of(j)));
+    x_rot = slice_axis(ctx, x, 3, 0, rot);
+    swapped = ctx.call1("gather", {x_rot, ctx.constant(partner, "rotary_partner")}, Attrs().set("axis", int64_t{3}));
   }
-  Value x_rot = slice_axis(ctx, x, 3, 0, rot);
-  Value swapped = ctx.call1("gather", {x_rot, ctx.constant(partner, "rotary_partner")}, Attrs().set("axis", int64_t{3}));
   Value y = ctx.call1("add", {ctx.call1("mul", {x_rot, c}), ctx.call1("mul", {swapped, sn})});
   if (rot < head) y = ctx.call1("concat", {y, slice_axis(ctx, x, 3, rot, head)}, Attrs().set("axis", int64_t{3}));
   return {reshape_to(ctx, y, in)};
