@@ -1,4 +1,4 @@
-// Row schedule of the last-axis normalizations (softmax, log_softmax, layer_norm; reduce.cc) and of
+// Row schedule of the last-axis normalizations (softmax, log_softmax, layer_norm, rms_norm; reduce.cc) and of
 // instance_norm (normalization_spatial.cc, rows = [N, C]):
 // one parallel loop over rows, and inside each row every stage the compute named "row.<...>"
 // (lane-reduction partials and totals, exp(x - max), 1 / sqrt(var + eps)) computed for that row

@@ -314,6 +314,18 @@ def main():
     bad("lp_norm_p3", [helper.make_node("LpNormalization", ["x"], ["y"], p=3, name="lp0")])
     bad("bitshift_bad_direction", [helper.make_node("BitShift", ["x", "x"], ["y"], direction="UP", name="shift0")])
     bad("undefined_value", [helper.make_node("Relu", ["nowhere"], ["y"], name="relu0")])
+    # Transformer operators (src/frontend/onnx/onnx_ops_attention.cc, onnx_ops_transformer.cc, onnx_ops_loss.cc).
+    bad("attention_no_heads", [helper.make_node("Reshape", ["x", "s"], ["r"]),
+                               helper.make_node("Attention", ["r", "r", "r"], ["y"], name="att0")],
+        opset=23, inits=[("s", np.array([1, 9, 36], np.int64))])
+    bad("attention_heads_mismatch", [helper.make_node("Attention", ["x", "k", "k"], ["y"], name="att1")], opset=23,
+        inits=[("k", randf(1, 3, 9, 9))])
+    bad("rms_norm_stash", [helper.make_node("RMSNormalization", ["x", "g"], ["y"], stash_type=0, name="rms0")], opset=23,
+        inits=[("g", randf(9))])
+    bad("rotary_odd_dim", [helper.make_node("RotaryEmbedding", ["x", "c", "c"], ["y"], rotary_embedding_dim=3, name="rope0")],
+        opset=23, inits=[("c", randf(1, 9, 1))])
+    bad("nll_float_target", [helper.make_node("NegativeLogLikelihoodLoss", ["x", "t"], ["y"], name="nll0")], opset=13,
+        inits=[("t", randf(1, 9, 9))])
     print(f"wrote {len(os.listdir(CASES))} cases to {CASES} and {len(os.listdir(BAD))} bad models to {BAD}")
 
 

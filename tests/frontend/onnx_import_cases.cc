@@ -159,6 +159,18 @@ TEST(OnnxImportErrors, MathAndNormalizationAttributes) {
                     {"shift0", "direction", "'UP'"});
 }
 
+TEST(OnnxImportErrors, TransformerOperators) {
+  SKIP_IF_NO_CASES();
+  expect_user_error([] { import_onnx(bad("attention_no_heads")); }, UserErrorKind::kUnsupported,
+                    {"att0", "q_num_heads", "3-D"});
+  expect_user_error([] { import_onnx(bad("attention_heads_mismatch")); }, UserErrorKind::kInvalidArgument,
+                    {"att1", "4 query heads", "3 key/value heads"});
+  expect_user_error([] { import_onnx(bad("rms_norm_stash")); }, UserErrorKind::kUnsupported, {"rms0", "stash_type"});
+  expect_user_error([] { import_onnx(bad("rotary_odd_dim")); }, UserErrorKind::kUnsupported,
+                    {"rope0", "rotary_embedding_dim", "even"});
+  expect_user_error([] { import_onnx(bad("nll_float_target")); }, UserErrorKind::kInvalidArgument, {"nll0", "target"});
+}
+
 TEST(OnnxImportErrors, OpsetOutOfRange) {
   SKIP_IF_NO_CASES();
   expect_user_error([] { import_onnx(bad("opset_too_old")); }, UserErrorKind::kUnsupported, {"opset 6", "7..28", "re-export"});

@@ -6,7 +6,8 @@
 //   scores = matmul(Q, K^T) * scale  (the scale is the matmul's epilogue), softcap as
 //   tanh(scores / c) * c; grouped-query attention (kv heads < q heads) without repeating K/V:
 //   Q is viewed as [B, kv_heads, reps * Sq, head] so each K/V head serves its group of query heads
-//   in one batched matmul;
+//   in one batched matmul, and the bias add, softmax and P.V matmul stay in that grouped view
+//   (a head-independent bias is repeated along its rows, a constant one at import);
 //   bias = attn_mask (bool -> 0 / -inf; padded with -inf to the total sequence) + the causal
 //   frontier (a constant, offset by the past length; per batch from nonpad_kv_seqlen at run time)
 //   + the nonpad_kv_seqlen padding mask (run-time comparisons as integer clip/equal);

@@ -1,9 +1,10 @@
 // ONNX -> graph IR converters for the transformer building blocks besides Attention:
 //   RMSNormalization (23) -> rms_norm (axis resolved; stash_type 1 = float accumulation, which the
 //     reference's double and the kernel's f32 both satisfy);
-//   RotaryEmbedding (23) -> slices, multiplies by the cos/sin caches (gathered by position_ids
-//     when given), adds and concats: rotate-half or interleaved pairs, partial rotation
-//     (rotary_embedding_dim), 4-D [B, heads, S, head] or 3-D [B, S, hidden] input with num_heads;
+//   RotaryEmbedding (23) -> x * c + gather(x, partner columns) * s, with c/s built from the
+//     cos/sin caches (gathered by position_ids when given): rotate-half or interleaved pairs,
+//     partial rotation (rotary_embedding_dim: the rest concatenated unchanged), 4-D
+//     [B, heads, S, head] or 3-D [B, S, hidden] input with num_heads;
 //   SwiGLU (28) -> a * sigmoid(alpha * a) * b;
 //   Size -> a constant (static shapes).
 // All of them are elementwise/injective after the decomposition, so FuseOps makes them one or a
@@ -81,32 +82,48 @@ std::vector<Value> convert_rotary_embedding(ImportContext& ctx) {
   if (cos.type().dtype != x.type().dtype) cos = ctx.call1("cast", {cos}, Attrs().set("dtype", x.type().dtype));
   if (sin.type().dtype != x.type().dtype) sin = ctx.call1("cast", {sin}, Attrs().set("dtype", x.type().dtype));
   const bool interleaved = ctx.attr_int("interleaved", 0) != 0;
-  // Caches broadcast against x's layout (the heads axis gets 1); interleaved pairs get a trailing 1.
+  // y[.., j] = x[.., j] * c[j] + x[.., partner(j)] * s[j] over the rotated columns j < rot, with
+  // c = (cos, cos), s = (-sin, sin) and partner(j) = j +- half (rotate-half), or per pair
+  // c = (cos_i, cos_i), s = (-sin_i, sin_i) and partner(2i) = 2i + 1, partner(2i + 1) = 2i
+  // (interleaved). One gather of x by a constant column permutation and two multiplies: a single
+  // elementwise kernel group, with c and s folded at import when the caches are constants.
   const int64_t cb = cos.type().shape[0];
-  Shape cache_shape = rank == 3 ? Shape{cb, seq, 1, half} : Shape{cb, 1, seq, half};
-  if (interleaved) cache_shape.push_back(1);
-  cos = reshape_to(ctx, cos, cache_shape);
-  sin = reshape_to(ctx, sin, cache_shape);
-  const Shape xs = x.type().shape;
-  Value x_rot = slice_axis(ctx, x, 3, 0, rot);
-  Value x1, x2;
-  int64_t pair_axis = 3;
+  Value neg_sin = ctx.call1("neg", {sin});
+  Value c, sn;
   if (interleaved) {
-    Shape pairs = {xs[0], xs[1], xs[2], half, 2};
-    x_rot = reshape_to(ctx, x_rot, pairs);
-    pair_axis = 4;
-    x1 = slice_axis(ctx, x_rot, 4, 0, 1);
-    x2 = slice_axis(ctx, x_rot, 4, 1, 2);
+    const Shape col = {cb, seq, half, 1};
+    auto pairs = [&](const Value& a, const Value& b) {
+      Value p = ctx.call1("concat", {reshape_to(ctx, a, col), reshape_to(ctx, b, col)}, Attrs().set("axis", int64_t{3}));
+      return reshape_to(ctx, p, {cb, seq, rot});
+    };
+    c = pairs(cos, cos);
+    sn = pairs(neg_sin, sin);
   } else {
-    x1 = slice_axis(ctx, x_rot, 3, 0, half);
-    x2 = slice_axis(ctx, x_rot, 3, half, rot);
+    c = ctx.call1("concat", {cos, cos}, Attrs().set("axis", int64_t{2}));
+    sn = ctx.call1("concat", {neg_sin, sin}, Attrs().set("axis", int64_t{2}));
   }
-  Value real = ctx.call1("sub", {ctx.call1("mul", {cos, x1}), ctx.call1("mul", {sin, x2})});
-  Value imag = ctx.call1("add", {ctx.call1("mul", {sin, x1}), ctx.call1("mul", {cos, x2})});
-  Value rotated = ctx.call1("concat", {real, imag}, Attrs().set("axis", pair_axis));
-  rotated = reshape_to(ctx, rotated, {xs[0], xs[1], xs[2], rot});
-  Value y = rotated;
-  if (rot < head) y = ctx.call1("concat", {rotated, slice_axis(ctx, x, 3, rot, head)}, Attrs().set("axis", int64_t{3}));
+  const Shape cache_shape = rank == 3 ? Shape{cb, seq, 1, rot} : Shape{cb, 1, seq, rot};
+  c = reshape_to(ctx, c, cache_shape);
+  sn = reshape_to(ctx, sn, cache_shape);
+  auto partner_of = [&](int64_t j) { return interleaved ? (j % 2 == 0 ? j + 1 : j - 1) : (j < half ? j + half : j - half); };
+  Value x_rot, swapped;
+  if (rank == 3 && rot == head) {
+    // Full rotation of a 3-D input: the partner columns gathered from the [B, S, hidden] input
+    // itself (head h's column j reads h * head + partner(j)), so the reshaped view of x has one
+    // consumer and is not copied.
+    const Value x3 = ctx.input(0);
+    NDArray partner = NDArray::empty(DType::kI64, {in[2]});
+    for (int64_t j = 0; j < in[2]; ++j) partner.set_from_double(j, static_cast<double>(j / head * head + partner_of(j % head)));
+    swapped = reshape_to(ctx, ctx.call1("gather", {x3, ctx.constant(partner, "rotary_partner")}, Attrs().set("axis", int64_t{2})), x.type().shape);
+    x_rot = x;
+  } else {
+    NDArray partner = NDArray::empty(DType::kI64, {rot});
+    for (int64_t j = 0; j < rot; ++j) partner.set_from_double(j, static_cast<double>(partner_of(j)));
+    x_rot = slice_axis(ctx, x, 3, 0, rot);
+    swapped = ctx.call1("gather", {x_rot, ctx.constant(partner, "rotary_partner")}, Attrs().set("axis", int64_t{3}));
+  }
+  Value y = ctx.call1("add", {ctx.call1("mul", {x_rot, c}), ctx.call1("mul", {swapped, sn})});
+  if (rot < head) y = ctx.call1("concat", {y, slice_axis(ctx, x, 3, rot, head)}, Attrs().set("axis", int64_t{3}));
   return {reshape_to(ctx, y, in)};
 }
 
