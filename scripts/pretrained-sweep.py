@@ -32,6 +32,7 @@ import tarfile
 import time
 
 import numpy as np
+import onnx
 
 
 def normal(shape, dtype=np.float32):
@@ -80,8 +81,10 @@ MODELS = {
                      {"x": uniform((1, 3, 48, 320), -1, 1)}, {"x": (1, 3, 48, 320)}, [], None,
                      "PP-OCRv4 recognizer (SVTR neck, attention), Paddle2ONNX opset 9"),
     "ppocr_v4_det": (OCR, in_package("assets/ch_PP-OCRv4_det_infer.onnx"),
-                     {"x": uniform((1, 3, 320, 320), -1, 1)}, {"x": (1, 3, 320, 320)}, [], None,
-                     "PP-OCRv4 text detector (DB head: ConvTranspose, Resize), Paddle2ONNX opset 11"),
+                     {"x": uniform((1, 3, 320, 320), -1, 1)}, {"x": (1, 3, 320, 320)}, [], 1e-3,
+                     "PP-OCRv4 text detector (DB head: ConvTranspose, Resize), Paddle2ONNX opset 11; its output is a "
+                     "sigmoid that stays below 1e-3 on random input, and ONNX Runtime's sigmoid is only accurate to "
+                     "~1.3e-7 absolute there (its values near 0 are multiples of 2^-24), so 1e-3 of the max"),
     "silero_vad_v5": (VAD, in_package("dist/silero_vad_v5.onnx"),
                       {"input": uniform((1, 512), -0.5, 0.5), "state": normal((2, 1, 128)),
                        "sr": value(16000, np.int64)},
@@ -158,16 +161,20 @@ def sweep_one(name, args):
     if r.returncode != 0:
         row["status"] = "COMPILE FAIL: " + last_line(r)
         return row
-    out = os.path.join(args.out, f"{name}.kiln.npy")
+    out_dir = os.path.join(args.out, f"{name}.kiln")
+    os.makedirs(out_dir, exist_ok=True)
     kiln_run = [args.kiln, "run", so, "--threads", str(args.threads)]
     for n, f in files.items():
         if n not in binds:
             kiln_run += ["--input", f"{n}={f}"]
-    r = run(kiln_run + ["--output", out])
+    r = run(kiln_run + ["--output-dir", out_dir])
     if r.returncode != 0:
         row["status"] = "RUN FAIL: " + last_line(r)
         return row
-    got, want = np.load(out).astype(np.float64), np.load(ref).astype(np.float64)
+    # ONNX Runtime's reference is the model's first output.
+    first = onnx.load(model, load_external_data=False).graph.output[0].name
+    got = np.load(os.path.join(out_dir, f"{first}.npy")).astype(np.float64)
+    want = np.load(ref).astype(np.float64)
     if got.shape != want.shape:
         row["status"] = f"SHAPE {got.shape} != ORT {want.shape}"
         return row

@@ -329,7 +329,7 @@ def bad_cases():
                   helper.make_node("Relu", ["a"], ["y"])])
     bad("two_producers", [helper.make_node("Relu", ["x"], ["y"], name="one"),
                           helper.make_node("Neg", ["x"], ["y"], name="two")])
-    bad("unknown_op_opset9", [helper.make_node("Shrink", ["x"], ["y"], name="shrinker")])
+    bad("unknown_op_opset9", [helper.make_node("MaxRoiPool", ["x", "x"], ["y"], name="roi_pooler", pooled_shape=[2, 2])])
     sym = [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, "H", "W"]),
            helper.make_tensor_value_info("z", TensorProto.FLOAT, ["batch", 5])]
     bad("symbolic_dims", [helper.make_node("Relu", ["x"], ["y"]), helper.make_node("Relu", ["z"], ["y2"])], inputs=sym)
