@@ -30,7 +30,24 @@ Converter variadic(const std::string& op) {
   };
 }
 
+// Clip bounds given as run-time tensors (scalars computed by the graph or fed as graph inputs):
+// min(max(x, lo), hi) with the broadcasting max/min ops, as ONNX defines Clip.
+std::vector<Value> convert_clip_run_time(ImportContext& ctx) {
+  Value y = ctx.input(0);
+  for (size_t k : {size_t{1}, size_t{2}}) {
+    if (!ctx.has_input(k)) continue;
+    const Value bound = ctx.input(k);
+    if (bound.type().numel() != 1) ctx.fail_invalid(std::string(k == 1 ? "min" : "max") + " must be a scalar");
+    if (bound.type().dtype != y.type().dtype) ctx.fail_invalid(std::string(k == 1 ? "min" : "max") + " must have the input's type");
+    y = ctx.call1(k == 1 ? "max" : "min", {y, bound});
+  }
+  return {y};
+}
+
 std::vector<Value> convert_clip(ImportContext& ctx) {
+  for (size_t k : {size_t{1}, size_t{2}}) {
+    if (ctx.has_input(k) && ctx.input(k).node->kind() != ir::NodeKind::kConstant) return convert_clip_run_time(ctx);
+  }
   const double inf = std::numeric_limits<double>::infinity();
   double lo = -inf, hi = inf;
   if (ctx.has_input(1)) {

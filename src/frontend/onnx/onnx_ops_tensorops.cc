@@ -93,6 +93,21 @@ std::vector<Value> convert_trilu(ImportContext& ctx) {
   const Shape& s = x.type().shape;
   if (s.size() < 2) ctx.fail_invalid("input must have rank >= 2");
   int64_t k = 0;
+  if (ctx.has_input(1) && ctx.input(1).node->kind() != ir::NodeKind::kConstant) {
+    // A run-time k (the output's shape does not depend on it): keep where (j - i) >= k (upper) or
+    // <= k (lower), with j - i a constant [n, m] int64 table and k broadcast against it.
+    const Value kv = ctx.input(1);
+    if (kv.type().numel() != 1 || kv.type().dtype != DType::kI64) ctx.fail_invalid("k must be one int64 value");
+    const int64_t n = s[s.size() - 2], m = s.back();
+    NDArray diag = NDArray::empty(DType::kI64, {n, m});
+    for (int64_t i = 0; i < n; ++i) {
+      for (int64_t j = 0; j < m; ++j) diag.mutable_data<int64_t>()[i * m + j] = j - i;
+    }
+    const Value k_scalar = ctx.call1("reshape", {kv}, Attrs().set("shape", std::vector<int64_t>{}));
+    const bool upper = ctx.attr_int("upper", 1) != 0;
+    const Value keep = ctx.call1(upper ? "greater_equal" : "less_equal", {ctx.constant(std::move(diag), "trilu_diag"), k_scalar});
+    return {ctx.call1("where", {keep, x, ctx.constant(NDArray::scalar(x.type().dtype, 0.0), "trilu_zero")})};
+  }
   if (ctx.has_input(1)) {
     const auto ks = ctx.constant_ints(1, "k");
     if (ks.size() != 1) ctx.fail_invalid("k must hold one value");
