@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <sstream>
 
@@ -624,6 +625,10 @@ void parse_input_shape_option(const std::string& spec, std::map<std::string, ir:
 }  // namespace kiln::frontend
 
 namespace kiln::frontend::onnx_import {
+
+bool onnx_dtype(int64_t t, DType* out) {
+  return t >= 0 && t <= std::numeric_limits<int>::max() && dtype_from_onnx(static_cast<int>(t), out);
+}
 
 const char* onnx_type_name(int t) {
   switch (t) {

@@ -200,6 +200,8 @@ void add_data_dependent_converters(std::map<std::string, Converter>& table);  //
 
 // The name of a TensorProto data type ("FLOAT", "UINT4", ...; "UNDEFINED" for unknown values).
 const char* onnx_type_name(int t);
+// Kiln's element type for a TensorProto data type (false for types Kiln does not have).
+bool onnx_dtype(int64_t t, ir::DType* out);
 
 }  // namespace kiln::frontend::onnx_import
 

@@ -129,22 +129,6 @@ std::vector<Value> convert_trilu(ImportContext& ctx) {
                               ctx.constant(NDArray::scalar(x.type().dtype, 0.0), "trilu_zero")})};
 }
 
-bool onnx_dtype(int64_t t, DType* out) {
-  switch (t) {
-    case 1: *out = DType::kF32; return true;
-    case 2: *out = DType::kU8; return true;
-    case 3: *out = DType::kI8; return true;
-    case 5: *out = DType::kI16; return true;
-    case 6: *out = DType::kI32; return true;
-    case 7: *out = DType::kI64; return true;
-    case 9: *out = DType::kBool; return true;
-    case 10: *out = DType::kF16; return true;
-    case 11: *out = DType::kF64; return true;
-    case 16: *out = DType::kBF16; return true;
-    default: return false;
-  }
-}
-
 std::vector<Value> convert_eye_like(ImportContext& ctx) {
   const ir::TensorType t = ctx.input(0).type();
   if (t.rank() != 2) ctx.fail_invalid("input must be 2-D");
