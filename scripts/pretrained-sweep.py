@@ -98,8 +98,10 @@ MODELS = {
     "openwakeword_hello": (WAKE, in_package("models/hello_deepa.onnx"),
                            {"onnx::Flatten_0": normal((1, 25, 96))}, {}, [], None,
                            "openWakeWord keyword head (PyTorch 2.8 export, opset 13)"),
-    "isnet_medium": (IMGLY, imgly_model("medium"), {"input": uniform((1, 3, 1024, 1024), -2, 2)}, {}, [], None,
-                     "IS-Net background removal, float16 weights (PyTorch 2.0 export, opset 15)"),
+    "isnet_medium": (IMGLY, imgly_model("medium"), {"input": uniform((1, 3, 1024, 1024), -2, 2)}, {}, [], 1e-2,
+                     "IS-Net background removal, computed in float16 (the f32 input is cast to f16, f16 weights; "
+                     "PyTorch 2.0 export, opset 15): engines round the f16 intermediates at different points "
+                     "(Kiln once per fused kernel), so an f16 tolerance"),
 }
 
 
