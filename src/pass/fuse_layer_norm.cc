@@ -129,20 +129,6 @@ class Matcher {
     }
     return std::nullopt;
   }
-  // Trailing reduced axes of a keepdims reduce_mean: the first one, or -1.
-  static int64_t trailing_axis(const ir::CallNode& mean) {
-    if (mean.attrs().get_int("keepdims") != 1) return -1;
-    const int64_t rank = mean.args()[0].type().rank();
-    std::vector<int64_t> axes = mean.attrs().get_ints("axes");
-    if (axes.empty()) {
-      for (int64_t a = 0; a < rank; ++a) axes.push_back(a);
-    }
-    std::sort(axes.begin(), axes.end());
-    for (size_t i = 0; i < axes.size(); ++i) {
-      if (axes[i] != rank - static_cast<int64_t>(axes.size()) + static_cast<int64_t>(i)) return -1;
-    }
-    return axes.empty() ? -1 : axes[0];
-  }
   // n = div(d, sqrt(add(reduce_mean(pow(d, 2)), eps))), d = sub(x, reduce_mean(x)).
   std::optional<Match> match_normalized(const ir::CallNode& n) const {
     if (!is(n, div_) || n.num_outputs() != 1) return std::nullopt;
@@ -173,8 +159,8 @@ class Matcher {
     const Value& x = d->args()[0];
     const ir::CallNode* m = single_use_call(d->args()[1], reduce_mean_);
     if (!m || m->args()[0] != x || !ir::is_float(x.type().dtype)) return std::nullopt;
-    const int64_t axis = trailing_axis(*m);
-    if (axis < 0 || trailing_axis(*v) != axis) {
+    const int64_t axis = trailing_reduce_axis(*m);
+    if (axis < 0 || trailing_reduce_axis(*v) != axis) {
       return std::nullopt;
     }
     if (d->output_types()[0] != x.type() || n.output_types()[0] != x.type() || p->output_types()[0] != x.type()) {

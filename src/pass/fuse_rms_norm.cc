@@ -105,20 +105,6 @@ class Matcher {
     }
     return std::nullopt;
   }
-  // Trailing reduced axes of a keepdims reduce_mean: the first one, or -1.
-  static int64_t trailing_axis(const ir::CallNode& mean) {
-    if (mean.attrs().get_int("keepdims") != 1) return -1;
-    const int64_t rank = mean.args()[0].type().rank();
-    std::vector<int64_t> axes = mean.attrs().get_ints("axes");
-    if (axes.empty()) {
-      for (int64_t a = 0; a < rank; ++a) axes.push_back(a);
-    }
-    std::sort(axes.begin(), axes.end());
-    for (size_t i = 0; i < axes.size(); ++i) {
-      if (axes[i] != rank - static_cast<int64_t>(axes.size()) + static_cast<int64_t>(i)) return -1;
-    }
-    return axes.empty() ? -1 : axes[0];
-  }
   // s = sqrt(add(reduce_mean(pow(x, 2) | mul(x, x)), eps)), single-use, for the given x.
   std::optional<Match> match_root_mean_square(const Value& sv, const Value& x) const {
     const ir::CallNode* s = single_use_call(sv, sqrt_);
@@ -137,7 +123,7 @@ class Matcher {
     } else if (const ir::CallNode* sq = single_use_call(v->args()[0], mul_)) {
       square = sq->args()[0] == x && sq->args()[1] == x;
     }
-    const int64_t axis = trailing_axis(*v);
+    const int64_t axis = trailing_reduce_axis(*v);
     if (!square || axis < 0 || !ir::is_float(x.type().dtype)) return std::nullopt;
     Match m;
     m.x = x;

@@ -1,5 +1,7 @@
 #include "pass/pass_util.h"
 
+#include <algorithm>
+
 #include "kiln/ir/op.h"
 #include "kiln/support/error.h"
 
@@ -50,6 +52,20 @@ std::string NameSupply::fresh(const std::string& base) {
 
 ir::NodePtr scalar_constant(NameSupply& names, const std::string& base, ir::DType dtype, double value) {
   return ir::make_constant(names.fresh(base), ir::NDArray::scalar(dtype, value));
+}
+
+int64_t trailing_reduce_axis(const ir::CallNode& reduce) {
+  if (reduce.attrs().get_int("keepdims") != 1) return -1;
+  const int64_t rank = reduce.args()[0].type().rank();
+  std::vector<int64_t> axes = reduce.attrs().get_ints("axes");
+  if (axes.empty()) {
+    for (int64_t a = 0; a < rank; ++a) axes.push_back(a);
+  }
+  std::sort(axes.begin(), axes.end());
+  for (size_t i = 0; i < axes.size(); ++i) {
+    if (axes[i] != rank - static_cast<int64_t>(axes.size()) + static_cast<int64_t>(i)) return -1;
+  }
+  return axes.empty() ? -1 : axes[0];
 }
 
 }  // namespace kiln::pass

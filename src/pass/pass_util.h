@@ -35,6 +35,11 @@ class NameSupply {
 };
 
 // A scalar constant of `dtype`.
+// The reduced axes of a keepdims reduction (`axes` + `keepdims` attributes; no axes: all) when they
+// are the trailing ones: the first of them; otherwise -1. (The mean/variance chains FuseLayerNorm
+// and FuseRmsNorm recognize reduce over trailing axes.)
+int64_t trailing_reduce_axis(const ir::CallNode& reduce);
+
 ir::NodePtr scalar_constant(NameSupply& names, const std::string& base, ir::DType dtype, double value);
 
 }  // namespace kiln::pass
