@@ -9,6 +9,7 @@
 #include <new>
 #include <stdexcept>
 
+#include "profile_report.h"
 #include "thread_pool.h"
 
 namespace kiln::runtime {
@@ -223,75 +224,8 @@ void Executor::set_profiling(bool enabled) {
   for (auto& p : profile_) p = KernelProfile{};
 }
 
-std::string Executor::profile_report(double peak_gflops) const {
-  const auto& plan = module_->plan();
-  struct Row {
-    size_t first_call = 0;  // the call site that names the row
-    int64_t calls = 0;
-    double seconds = 0, flops = 0, bytes = 0;  // summed over call sites and runs
-  };
-  // Rows in first-call order; call sites of one symbol are found by a scan (plans have a few
-  // hundred calls at most, and this keeps the runtime small).
-  std::vector<Row> rows;
-  double total_seconds = 0, total_flops = 0;
-  for (size_t k = 0; k < plan.kernels.size(); ++k) {
-    const auto& call = plan.kernels[k];
-    const auto& p = profile_[k];
-    size_t r = 0;
-    while (r < rows.size() && plan.kernels[rows[r].first_call].symbol != call.symbol) ++r;
-    if (r == rows.size()) rows.push_back(Row{k});
-    double arg_bytes = 0;
-    for (int32_t id : call.args) arg_bytes += static_cast<double>(plan.tensors[id].nbytes);
-    rows[r].calls += p.calls;
-    rows[r].seconds += p.total_seconds;
-    rows[r].flops += static_cast<double>(call.flops) * p.calls;
-    rows[r].bytes += arg_bytes * p.calls;
-    total_seconds += p.total_seconds;
-    total_flops += static_cast<double>(call.flops) * p.calls;
-  }
-  std::vector<size_t> order(rows.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return rows[a].seconds != rows[b].seconds ? rows[a].seconds > rows[b].seconds : a < b;
-  });
-  const double runs = profiled_runs_ > 0 ? static_cast<double>(profiled_runs_) : 1.0;
-  auto gflops = [](double flops, double seconds) { return seconds > 0 ? flops / seconds * 1e-9 : 0.0; };
-  std::string out;
-  char line[4096];
-  std::snprintf(line, sizeof line, "%4s %12s %6s %6s %6s %10s %8s %6s %7s  %s\n", "#", "us/run", "%", "cum%",
-                "calls", "us/call", "GFLOP/s", "%peak", "GB/s", "kernel {fused ops}");
-  out += line;
-  double cumulative = 0;
-  for (size_t i = 0; i < order.size(); ++i) {
-    const Row& r = rows[order[i]];
-    const auto& call = plan.kernels[r.first_call];
-    const double pct = total_seconds > 0 ? r.seconds / total_seconds * 100.0 : 0.0;
-    cumulative += pct;
-    const double rate = gflops(r.flops, r.seconds);
-    char rate_text[32] = "-", peak_text[32] = "-";
-    if (r.flops > 0 && r.seconds > 0) {
-      std::snprintf(rate_text, sizeof rate_text, "%.1f", rate);
-      if (peak_gflops > 0) std::snprintf(peak_text, sizeof peak_text, "%.1f", rate / peak_gflops * 100.0);
-    }
-    std::snprintf(line, sizeof line, "%4zu %12.1f %6.1f %6.1f %6.4g %10.1f %8s %6s %7.1f  %s {%s}\n", i + 1,
-                  r.seconds / runs * 1e6, pct, cumulative, r.calls / runs,
-                  r.calls ? r.seconds / static_cast<double>(r.calls) * 1e6 : 0.0, rate_text, peak_text,
-                  r.seconds > 0 ? r.bytes / r.seconds * 1e-9 : 0.0, call.symbol.c_str(), call.fused_ops.c_str());
-    out += line;
-  }
-  const double rate = gflops(total_flops, total_seconds);
-  std::snprintf(line, sizeof line,
-                "total: %.1f us per run over %lld profiled run(s), %zu kernel calls per run (%zu distinct); "
-                "%.3f GFLOP per run, %.1f GFLOP/s",
-                total_seconds / runs * 1e6, static_cast<long long>(profiled_runs_), plan.kernels.size(), rows.size(),
-                total_flops / runs * 1e-9, rate);
-  out += line;
-  if (peak_gflops > 0) {
-    std::snprintf(line, sizeof line, " = %.1f%% of peak", rate / peak_gflops * 100.0);
-    out += line;
-  }
-  out += "\n";
-  return out;
+std::string Executor::profile_report(double peak_gflops, double bandwidth_gbps) const {
+  return format_profile_report(module_->plan(), profile_, profiled_runs_, MachineCeilings{peak_gflops, bandwidth_gbps});
 }
 
 }  // namespace kiln::runtime

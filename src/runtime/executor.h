@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "module.h"
+#include "profile_report.h"
 
 namespace kiln::runtime {
 
@@ -44,17 +45,15 @@ class Executor {
   int32_t output_index(const std::string& name) const;
 
   void set_profiling(bool enabled);  // also resets the counters
-  struct KernelProfile {
-    int64_t calls = 0;
-    double total_seconds = 0;
-  };
+  using KernelProfile = runtime::KernelProfile;
   const std::vector<KernelProfile>& profile() const { return profile_; }  // per kernel call site
   int64_t profiled_runs() const { return profiled_runs_; }
   // Table with one row per kernel symbol (its call sites summed), slowest first: time per run,
   // % and cumulative % of the total, calls per run, time per call, GFLOP/s from the compiler's
   // flop count, % of `peak_gflops` (the machine's peak for the threads used; 0: unknown, the
-  // column shows "-") and GB/s over the bytes of its arguments; then totals.
-  std::string profile_report(double peak_gflops = 0) const;
+  // column shows "-"), GB/s over the bytes of its arguments and % of the roofline with its flag
+  // (needs `bandwidth_gbps` too; see profile_report.h); then totals.
+  std::string profile_report(double peak_gflops = 0, double bandwidth_gbps = 0) const;
 
  private:
   void check_value(const char* what, int32_t index, const artifact::TensorSpec& spec,

@@ -247,3 +247,14 @@ extern "C" int kiln_executor_profile_report_with_peak(const KilnExecutor* execut
     return 0;
   });
 }
+
+extern "C" int kiln_executor_profile_report_with_roofline(const KilnExecutor* executor, double peak_gflops,
+                                                          double bandwidth_gbps, char** out_text) {
+  return guarded_call("kiln_executor_profile_report_with_roofline", [&] {
+    if (!(peak_gflops >= 0)) throw std::invalid_argument("peak_gflops must be >= 0");
+    if (!(bandwidth_gbps >= 0)) throw std::invalid_argument("bandwidth_gbps must be >= 0");
+    deref(out_text, "out_text") =
+        copy_text(deref(executor, "executor").executor->profile_report(peak_gflops, bandwidth_gbps));
+    return 0;
+  });
+}

@@ -82,6 +82,10 @@ TEST_F(ArtifactCliTest, RepeatPrintsLatencyAndProfile) {
   expect_contains(r.output, "GFLOP/s per core");
   expect_contains(r.output, "x 2 threads = ");
   expect_contains(r.output, "% of peak");
+  // ... and the memory bandwidth measured for the same threads, for the %roof column.
+  expect_contains(r.output, "bandwidth: ");
+  expect_contains(r.output, "GB/s (2 threads streaming");
+  expect_contains(r.output, "%roof");
   EXPECT_TRUE(fs::exists(path("out/y.npy")));
 }
 

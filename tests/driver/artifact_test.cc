@@ -260,8 +260,8 @@ TEST_F(ArtifactTest, ProfilerTable) {
   double previous_us = 1e300;
   while (std::getline(lines, line)) {
     std::istringstream f(line);
-    std::string rank, us, pct, cum, calls, us_call, gflops, peak, gbs, symbol;
-    if (!(f >> rank >> us >> pct >> cum >> calls >> us_call >> gflops >> peak >> gbs >> symbol) ||
+    std::string rank, us, pct, cum, calls, us_call, gflops, peak, gbs, roof, symbol;
+    if (!(f >> rank >> us >> pct >> cum >> calls >> us_call >> gflops >> peak >> gbs >> roof >> symbol) ||
         !std::isdigit(static_cast<unsigned char>(rank[0]))) {
       continue;  // the header and the totals
     }

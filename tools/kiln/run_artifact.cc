@@ -11,6 +11,7 @@
 #include <ostream>
 
 #include "kiln/codegen/fma_peak.h"
+#include "kiln/codegen/memory_bandwidth.h"
 #include "kiln/driver/artifact.h"
 #include "kiln/ir/npy.h"
 #include "kiln/runtime/kiln_runtime.hpp"
@@ -150,9 +151,14 @@ void run_artifact(const RunArtifactOptions& o, std::ostream& out) {
       throw UserError(UserErrorKind::kInvalidArgument, o.artifact, std::string("running failed: ") + e.what());
     }
   };
-  // The machine's peak for the profile's % of peak, measured before the runs (about 25 ms).
+  // The machine's peak and memory bandwidth for the profile's % of peak and roofline check,
+  // measured before the runs (about 25 + 30 ms).
   codegen::FmaPeak peak;
-  if (o.profile) peak = codegen::measure_fma_peak();
+  codegen::MemoryBandwidth bandwidth;
+  if (o.profile) {
+    peak = codegen::measure_fma_peak();
+    bandwidth = codegen::measure_memory_bandwidth(kiln_get_num_threads());
+  }
   for (int i = 0; i < o.warmup; ++i) run_once();
   if (o.profile) exec.set_profiling(true);
   std::vector<double> ms;
@@ -192,8 +198,10 @@ void run_artifact(const RunArtifactOptions& o, std::ostream& out) {
     std::snprintf(line, sizeof line, "peak: %s x %d thread%s = %.1f GFLOP/s (measured now: JIT FMA chains)\n",
                   peak.describe().c_str(), threads, threads == 1 ? "" : "s", machine_peak);
     out << "profile over the timed runs, one row per kernel (call sites summed), slowest first;\n"
-        << "GFLOP/s from the compiler's count of each kernel's arithmetic, GB/s over its arguments' bytes\n"
-        << line << exec.profile_report(machine_peak);
+        << "GFLOP/s from the compiler's count of each kernel's arithmetic, GB/s over its arguments' bytes,\n"
+        << "%roof = max(flops / peak, bytes / bandwidth) over the time (the roofline floor)\n"
+        << line << "bandwidth: " << bandwidth.describe() << " (measured now)\n"
+        << exec.profile_report(machine_peak, bandwidth.gbps);
   }
 }
 

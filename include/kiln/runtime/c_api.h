@@ -166,6 +166,12 @@ KILN_RUNTIME_API int kiln_executor_profile_report(const KilnExecutor* executor, 
  * the runs used (the runtime cannot measure it; `kiln run --profile` does). */
 KILN_RUNTIME_API int kiln_executor_profile_report_with_peak(const KilnExecutor* executor, double peak_gflops,
                                                             char** out_text);
+/* The same with the roofline check too: bandwidth_gbps is the machine's memory bandwidth for the
+ * threads used. A %roof column (the time of max(flops / peak, argument bytes / bandwidth) over the
+ * measured time) and, on a kernel far below both ceilings that takes a visible share of the run,
+ * the flag "<< below roofline", explained in a line after the totals. 0 for either: no check. */
+KILN_RUNTIME_API int kiln_executor_profile_report_with_roofline(const KilnExecutor* executor, double peak_gflops,
+                                                                double bandwidth_gbps, char** out_text);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -232,10 +232,11 @@ class Executor {
     check(kiln_executor_kernel_profile(executor_, kernel, &p));
     return p;
   }
-  // peak_gflops: the machine's peak for the threads used, for the % of peak column (0: unknown).
-  std::string profile_report(double peak_gflops = 0) const {
+  // peak_gflops: the machine's peak for the threads used, for the % of peak column; with
+  // bandwidth_gbps (its memory bandwidth) also the roofline check (0: unknown).
+  std::string profile_report(double peak_gflops = 0, double bandwidth_gbps = 0) const {
     char* text = nullptr;
-    check(kiln_executor_profile_report_with_peak(executor_, peak_gflops, &text));
+    check(kiln_executor_profile_report_with_roofline(executor_, peak_gflops, bandwidth_gbps, &text));
     std::string s(text);
     kiln_free_text(text);
     return s;
