@@ -15,7 +15,9 @@
 //     the input's block when it divides C/g, else channel_block(C/g) (the input is re-blocked), so
 //     that no block straddles two groups; the values that meet a grouped conv's input or result
 //     through elementwise ops are never padded and take the group width's block when it is at
-//     least b.
+//     least b, except a (groups 1) conv result that meets grouped convs only as their input when
+//     the group block is one vector: it takes padded_block (two vectors), and the grouped conv
+//     re-blocks it in its packing stage (RegNet's 1x1 convs before the grouped 3x3s).
 //   - padding: a padded value is [N, ceil(C/B), H, W, B] with C logical channels; the weights get
 //     zero rows/columns and the bias zeros (a `pad` folded at compile time), a plain input is
 //     padded with zeros, and its NCHW view crops (strided_slice). Padding lanes hold zeros after
@@ -150,6 +152,7 @@ class LayoutAlterer : public ir::GraphMutator {
       return n;
     };
     std::vector<std::pair<const ir::Node*, int64_t>> grouped_inputs;  // (data or result, group width)
+    std::vector<const ir::Node*> grouped_results;
     for (const NodePtr& node : graph.topo_order()) {
       if (node->kind() != ir::NodeKind::kCall) continue;
       const ir::CallNode& call = node->as_call();
@@ -160,6 +163,7 @@ class LayoutAlterer : public ir::GraphMutator {
         if (g > 1 && c % g == 0 && m % g == 0 && !(g == c && g == m)) {
           grouped_inputs.emplace_back(args[0].node.get(), c / g);
           grouped_inputs.emplace_back(node.get(), m / g);  // its result has blocks of its groups too
+          grouped_results.push_back(node.get());
         }
       } else if (call.op().pattern <= ir::OpPattern::kBroadcast && node->num_outputs() == 1) {
         const ir::Shape& out = call.output_types()[0].shape;
@@ -174,9 +178,12 @@ class LayoutAlterer : public ir::GraphMutator {
       int64_t& w = width[find(n)];
       w = std::gcd(w, cg);
     }
+    std::unordered_set<const ir::Node*> result_roots;
+    for (const ir::Node* n : grouped_results) result_roots.insert(find(n));
     for (const NodePtr& node : graph.topo_order()) {
       auto it = width.find(find(node.get()));
       if (it != width.end()) group_width_[node.get()] = it->second;
+      if (result_roots.count(find(node.get()))) joins_grouped_result_.insert(node.get());
     }
   }
 
@@ -273,14 +280,26 @@ class LayoutAlterer : public ir::GraphMutator {
     const bool depthwise = groups > 1 && groups == c && groups == m;
     const Blocked* in = blocked_source(args[0]);
     int64_t xb = in ? in->block : padded_block(c);
-    // Feeding a grouped conv: the group width's block when it is a whole vector or more, else
-    // (a block of a few lanes would slow this conv down more than re-blocking costs) the
-    // unpadded block of the channels.
+    // Feeding a grouped conv: the group width's block when it is two vectors; when it is one
+    // vector, two vectors (padded_block) if this result only feeds grouped convs (it meets no
+    // grouped conv's result through elementwise ops) and they need at most the usual padding:
+    // the grouped conv re-blocks it in its packing stage (FuseOps puts the transform there), which
+    // costs far less than a one-vector register tile here (RegNetY's 1x1 440 -> 440 at 7x7: 46%
+    // of peak with 8 lanes, 73% with 16); else the group block; below one vector (a block of a
+    // few lanes would slow this conv down more than re-blocking costs) the unpadded block of the
+    // channels.
     auto width = group_width_.find(&node);
     int64_t ob = depthwise ? xb : padded_block(m);
     if (!depthwise && width != group_width_.end()) {
       const int64_t group_block = channel_block(std::gcd(m, width->second));
-      ob = group_block >= block_ ? group_block : channel_block(m);
+      if (group_block < block_) {
+        ob = channel_block(m);
+      } else if (group_block < 2 * block_ && groups == 1 && !joins_grouped_result_.count(&node) &&
+                 padded_block(m) == 2 * block_) {
+        ob = padded_block(m);
+      } else {
+        ob = group_block;
+      }
     }
     if (groups > 1 && !depthwise) {
       // Grouped: every channel block lies inside one group (blocks divide C/g and M/g), the input
@@ -462,6 +481,7 @@ class LayoutAlterer : public ir::GraphMutator {
   const ir::OpDef* global_max_pool_ = op_ptr("global_max_pool");
   const ir::OpDef* batch_norm_ = op_ptr("batch_norm");
   std::unordered_map<const ir::Node*, int64_t> group_width_;  // find_grouped_conv_inputs
+  std::unordered_set<const ir::Node*> joins_grouped_result_;    // ... of those, in a grouped conv result's class
   std::unordered_map<const ir::Node*, Blocked> to_plain_;
   std::map<std::tuple<const ir::Node*, int, int64_t>, Value> memo_;
   std::vector<NodePtr> keep_;
