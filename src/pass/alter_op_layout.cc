@@ -18,6 +18,9 @@
 //     least b, except a (groups 1) conv result that meets grouped convs only as their input when
 //     the group block is one vector: it takes padded_block (two vectors), and the grouped conv
 //     re-blocks it in its packing stage (RegNet's 1x1 convs before the grouped 3x3s).
+//     A grouped conv whose group output count has no divisor of a vector or more (34 = 2 x 17)
+//     pads each group's outputs to a multiple of the vector when that adds at most 1/4 (zero
+//     weight rows and bias per group); its NCHW view drops them (reshape, slice, reshape).
 //   - padding: a padded value is [N, ceil(C/B), H, W, B] with C logical channels; the weights get
 //     zero rows/columns and the bias zeros (a `pad` folded at compile time), a plain input is
 //     padded with zeros, and its NCHW view crops (strided_slice). Padding lanes hold zeros after
@@ -301,6 +304,7 @@ class LayoutAlterer : public ir::GraphMutator {
         ob = group_block;
       }
     }
+    int64_t group_out = 0;  // > 0: each group's outputs padded to this many
     if (groups > 1 && !depthwise) {
       // Grouped: every channel block lies inside one group (blocks divide C/g and M/g), the input
       // block is the weights' ib; an input blocked otherwise (or padded) is re-blocked.
@@ -308,33 +312,79 @@ class LayoutAlterer : public ir::GraphMutator {
       if (cg * groups != c || mg * groups != m) return std::nullopt;
       if (cg % xb != 0) xb = channel_block(cg);
       ob = channel_block(mg);
+      // Group widths without a divisor of a vector or more (34 = 2 x 17: 2-lane blocks) get each
+      // group's outputs padded to a whole vector when that adds at most 1/4 (34 -> 40): zero
+      // weight rows and bias per group, dropped again by the result's NCHW view.
+      const int64_t padded_group = round_up(mg, block_);
+      if (ob < block_ && (padded_group - mg) * 4 <= mg) {
+        group_out = padded_group;
+        ob = channel_block(padded_group);
+      }
     }
     const int64_t ib = depthwise ? 1 : xb;
     const bool masked = !depthwise && unclean(args[0], xb);
     Value data = as_blocked(args[0], xb);
     if (masked) data = zero_padding(data, c);
     // Padded channels: zero weights (rows of padded outputs, columns of padded inputs) and bias.
-    const int64_t cp = data.type().shape[1] * xb, mp = depthwise ? cp : round_up(m, ob);
+    const int64_t cp = data.type().shape[1] * xb;
+    const int64_t mp = depthwise ? cp : group_out > 0 ? groups * group_out : round_up(m, ob);
     Value wv = args[1];
-    if (mp != m || (!depthwise && cp != c)) {
+    Value bias = args.size() > 2 ? args[2] : Value{};
+    if (group_out > 0) {
+      wv = pad_each_group(wv, groups, group_out);
+      if (bias.defined()) bias = pad_each_group(bias, groups, group_out);
+    } else if (mp != m || (!depthwise && cp != c)) {
       std::vector<int64_t> pads(8, 0);
       pads[4] = mp - m;                  // the end of O
       pads[5] = depthwise ? 0 : cp - c;  // the end of I
       wv = ir::make_call(*pad_, {wv}, Attrs().set("pads", pads))->output();
     }
     std::vector<Value> conv_args = {data, transform(wv, "OIHW", "OIHW" + std::to_string(ib) + "i" + std::to_string(ob) + "o")};
-    if (args.size() > 2) {
-      conv_args.push_back(mp == m ? args[2]
-                                  : ir::make_call(*pad_, {args[2]}, Attrs().set("pads", std::vector<int64_t>{0, mp - m}))
-                                        ->output());
+    if (bias.defined()) {
+      conv_args.push_back(mp == m || group_out > 0
+                              ? bias
+                              : ir::make_call(*pad_, {bias}, Attrs().set("pads", std::vector<int64_t>{0, mp - m}))->output());
     }
     Attrs attrs = node.attrs();
     if (depthwise) attrs.set("groups", cp);  // one group per (padded) channel
     NodePtr conv = ir::make_call(*conv2d_nchwc_, conv_args, attrs, node.name());
     ++ctx_.stat("convs_converted");
     if (mp != m) ++ctx_.stat("convs_padded");
+    if (group_out > 0) return drop_group_padding(conv->output(), ob, groups, m / groups);
     const bool clean = !depthwise || !unclean(args[0], xb);
     return plain_view(conv->output(), ob, clean, m);
+  }
+
+  Value reshape(const Value& v, const ir::Shape& shape) {
+    return ir::make_call(*reshape_, {v}, Attrs().set("shape", shape))->output();
+  }
+
+  // `v` ([groups * n, ...]: weights or bias) with each group's n rows padded with zeros to
+  // `padded` rows: [groups, n, rest] padded on axis 1, back to [groups * padded, ...].
+  Value pad_each_group(const Value& v, int64_t groups, int64_t padded) {
+    const ir::Shape& s = v.type().shape;
+    int64_t rest = 1;
+    for (size_t d = 1; d < s.size(); ++d) rest *= s[d];
+    std::vector<int64_t> pads(6, 0);
+    pads[4] = padded - s[0] / groups;  // the end of axis 1
+    Value p = ir::make_call(*pad_, {reshape(v, {groups, s[0] / groups, rest})}, Attrs().set("pads", pads))->output();
+    ir::Shape out = s;
+    out[0] = groups * padded;
+    return reshape(p, out);
+  }
+
+  // The NCHW view of a grouped conv's blocked result whose groups were padded: the first
+  // `per_group` channels of each group.
+  Value drop_group_padding(const Value& blocked, int64_t block, int64_t groups, int64_t per_group) {
+    const Value v = transform(blocked, nchwc(block), "NCHW");
+    const ir::Shape& s = v.type().shape;
+    const Value sliced = ir::make_call(*strided_slice_, {reshape(v, {s[0], groups, s[1] / groups, s[2] * s[3]})},
+                                      Attrs()
+                                          .set("begins", std::vector<int64_t>{0})
+                                          .set("ends", std::vector<int64_t>{per_group})
+                                          .set("axes", std::vector<int64_t>{2}))
+                             ->output();
+    return reshape(sliced, {s[0], groups * per_group, s[2], s[3]});
   }
 
   // The blocked form of a window pooling op (max_pool2d -> max_pool2d_nchwc), or null.

@@ -307,6 +307,32 @@ TEST(AlterOpLayout, GroupedConvsTakeBlocksWithinTheirGroups) {
   EXPECT_TRUE(round_trips(r.graph));
 }
 
+TEST(AlterOpLayout, GroupsWithoutAVectorBlockArePaddedEachToAVector) {
+  // 2 groups of 32 -> 34 channels (with bias): 34 = 2 x 17 has no block of a vector or more, so
+  // each group's outputs are padded to 40 (zero weight rows and bias; 5 blocks of 8 per group)
+  // and the result's NCHW view drops the 6 padding channels of each group. Groups of 4 -> 10
+  // would need 60% more: they keep their 5-lane blocks.
+  NodePtr x = make_input("x", {DType::kF32, {1, 8, 6, 7}});
+  Value c1 = conv(x->output(), 64, 1);
+  Value g = make_call("relu", {conv(c1, 68, 2, /*groups=*/2, true)}, {})->output();
+  Value y = conv(g, 40, 3, /*groups=*/4);  // 4 x (17 -> 10): not padded
+  Graph before({x}, {y}, {"y"});
+  PipelineResult r = run_passes(before, {"AlterOpLayout", "FoldConstant"}, block(8));
+  std::vector<std::pair<int64_t, int64_t>> grouped;  // (padded output channels, block) per grouped conv
+  for (const auto& node : r.graph.topo_order()) {
+    if (node->kind() == NodeKind::kCall && node->as_call().op().name == "conv2d_nchwc" &&
+        node->as_call().attrs().get_int("groups") > 1) {
+      const ir::Shape& s = node->output_types()[0].shape;
+      grouped.emplace_back(s[1] * s[4], s[4]);
+    }
+  }
+  ASSERT_EQ(grouped.size(), 2u) << graph_to_text(r.graph);
+  EXPECT_EQ(grouped[0], (std::pair<int64_t, int64_t>{80, 8})) << graph_to_text(r.graph);
+  EXPECT_EQ(grouped[1], (std::pair<int64_t, int64_t>{40, 5})) << graph_to_text(r.graph);
+  EXPECT_TRUE(same_results(before, r.graph, 1e-6));
+  EXPECT_TRUE(round_trips(r.graph));
+}
+
 TEST(AlterOpLayout, GraphWithoutConvIsUnchanged) {
   Graph plain = parse_graph(R"(graph(%x: f32[1, 4, 2, 2]) { %0 = relu(%x) : f32[1, 4, 2, 2] return %0 as "y" })");
   EXPECT_FALSE(run_passes(plain, {"AlterOpLayout"}, block(8)).records[0].changed);
