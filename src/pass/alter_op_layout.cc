@@ -142,6 +142,10 @@ class LayoutAlterer : public ir::GraphMutator {
 
   static int64_t round_up(int64_t n, int64_t b) { return (n + b - 1) / b * b; }
 
+  // A conv feeding grouped convs takes two-vector blocks (re-blocked by them) only when each of
+  // its outputs sums at least this many products (input channels x kernel taps).
+  static constexpr int64_t kReblockMinReduction = 256;
+
   // Grouped convs (not depthwise) take blocks inside their groups, which padded channels or a
   // block that does not divide the group width would not match (the input would be re-blocked).
   // So the calls whose results meet such a conv's data or result through elementwise ops (classes of values
@@ -285,12 +289,14 @@ class LayoutAlterer : public ir::GraphMutator {
     int64_t xb = in ? in->block : padded_block(c);
     // Feeding a grouped conv: the group width's block when it is two vectors; when it is one
     // vector, two vectors (padded_block) if this result only feeds grouped convs (it meets no
-    // grouped conv's result through elementwise ops) and they need at most the usual padding:
-    // the grouped conv re-blocks it in its packing stage (FuseOps puts the transform there), which
-    // costs far less than a one-vector register tile here (RegNetY's 1x1 440 -> 440 at 7x7: 46%
-    // of peak with 8 lanes, 73% with 16); else the group block; below one vector (a block of a
-    // few lanes would slow this conv down more than re-blocking costs) the unpadded block of the
-    // channels.
+    // grouped conv's result through elementwise ops), they need at most the usual padding and
+    // this conv's reduction is long (>= kReblockMinReduction terms per output): the grouped conv
+    // re-blocks it in its packing stage (FuseOps puts the transform there), which then costs
+    // far less than a one-vector register tile here (RegNetY's 1x1 440 -> 440 at 7x7: 46% of
+    // peak with 8 lanes, 66-73% with 16; its 1x1 32 -> 48 at 112x112 ran at 84% with 8 lanes and
+    // the re-blocking made the grouped conv after it 40% slower); else the group block; below
+    // one vector (a block of a few lanes would slow this conv down more than re-blocking costs)
+    // the unpadded block of the channels.
     auto width = group_width_.find(&node);
     int64_t ob = depthwise ? xb : padded_block(m);
     if (!depthwise && width != group_width_.end()) {
@@ -298,7 +304,7 @@ class LayoutAlterer : public ir::GraphMutator {
       if (group_block < block_) {
         ob = channel_block(m);
       } else if (group_block < 2 * block_ && groups == 1 && !joins_grouped_result_.count(&node) &&
-                 padded_block(m) == 2 * block_) {
+                 padded_block(m) == 2 * block_ && w.shape[1] * w.shape[2] * w.shape[3] >= kReblockMinReduction) {
         ob = padded_block(m);
       } else {
         ob = group_block;

@@ -201,25 +201,31 @@ TEST(AlterOpLayout, OddChannelCountsArePaddedToWholeBlocks) {
 TEST(AlterOpLayout, ValuesMeetingGroupedConvsAreNotPadded) {
   // conv(200) -> relu -> grouped conv (25 groups of 8) and a squeeze-excite scale of the same
   // channels. The values that meet the grouped conv's result (the scale's class) get block 8 and
-  // no padding. conv(200) only feeds the grouped conv: its result takes two vectors (208, block
-  // 16) as it would alone, and the grouped conv re-blocks it to 8 (crop and transform, which
-  // FuseOps puts in the grouped conv's packing stage): one padded conv. The same graph without
-  // the grouped conv pads that conv too.
-  NodePtr x = make_input("x", {DType::kF32, {1, 8, 6, 6}});
-  Value c1 = make_call("relu", {conv(x->output(), 200, 1)}, {})->output();
-  Value g = conv(c1, 200, 2, 25);
-  Value pooled = make_call("global_avg_pool", {g}, {})->output();
-  Value scale = make_call("sigmoid",
-                          {make_call("conv2d", {pooled, random_constant("e", {200, 200, 1, 1}, 3)->output()}, {})->output()},
-                          {})->output();
-  Value y = conv(make_call("mul", {g, scale}, {})->output(), 16, 4);
-  Graph before({x}, {y}, {"y"});
-  PipelineResult r = run_passes(before, {"AlterOpLayout", "FoldConstant"}, block(8));
-  EXPECT_EQ(r.stat("AlterOpLayout", "convs_padded"), 1) << graph_to_text(r.graph);
-  EXPECT_EQ(r.stat("AlterOpLayout", "layout_transforms"), 4) << graph_to_text(r.graph);
-  EXPECT_TRUE(same_results(before, r.graph, 1e-6));
-  Graph ungrouped({x}, {conv(c1, 16, 5)}, {"y"});
-  EXPECT_EQ(run_passes(ungrouped, {"AlterOpLayout"}, block(8)).stat("AlterOpLayout", "convs_padded"), 1);
+  // no padding. conv(200) only feeds the grouped conv: with a long reduction (32 input channels x
+  // 9 taps >= 256) its result takes two vectors (208, block 16) as it would alone, and the
+  // grouped conv re-blocks it to 8 (crop and transform, which FuseOps puts in the grouped conv's
+  // packing stage): one padded conv. With a short one (8 x 9) re-blocking would cost more than
+  // it saves: block 8, no padding. The same graph without the grouped conv pads that conv.
+  for (const int64_t in_channels : {32, 8}) {
+    const bool reblocked = in_channels == 32;
+    NodePtr x = make_input("x", {DType::kF32, {1, in_channels, 6, 6}});
+    Value c1 = make_call("relu", {conv(x->output(), 200, 1)}, {})->output();
+    Value g = conv(c1, 200, 2, 25);
+    Value pooled = make_call("global_avg_pool", {g}, {})->output();
+    Value scale = make_call(
+                      "sigmoid",
+                      {make_call("conv2d", {pooled, random_constant("e", {200, 200, 1, 1}, 3)->output()}, {})->output()},
+                      {})
+                      ->output();
+    Value y = conv(make_call("mul", {g, scale}, {})->output(), 16, 4);
+    Graph before({x}, {y}, {"y"});
+    PipelineResult r = run_passes(before, {"AlterOpLayout", "FoldConstant"}, block(8));
+    EXPECT_EQ(r.stat("AlterOpLayout", "convs_padded"), reblocked ? 1 : 0) << graph_to_text(r.graph);
+    EXPECT_EQ(r.stat("AlterOpLayout", "layout_transforms"), reblocked ? 4 : 2) << graph_to_text(r.graph);
+    EXPECT_TRUE(same_results(before, r.graph, 1e-6));
+    Graph ungrouped({x}, {conv(c1, 16, 5)}, {"y"});
+    EXPECT_EQ(run_passes(ungrouped, {"AlterOpLayout"}, block(8)).stat("AlterOpLayout", "convs_padded"), 1);
+  }
 }
 
 TEST(AlterOpLayout, SpatialPadOfABlockedValueStaysBlocked) {
