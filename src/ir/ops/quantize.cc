@@ -209,30 +209,30 @@ std::vector<NDArray> reference_requantize(const std::vector<NDArray>& in, const 
   return {ints_to_array(q, dt, out[0].shape)};
 }
 
-}  // namespace
-
-KILN_REGISTER_OP(quantize_linear) {
+// quantize_linear and dequantize_linear: three inputs (x, scale, zero_point) and an axis.
+OpDef linear_quant_op(const char* name, const char* doc, InferTypeFn infer, ReferenceFn reference) {
   OpDef d;
-  d.name = "quantize_linear";
-  d.doc = "f32 -> i8/u8/i16/u16: clamp(round_half_even(x / scale) + zero_point), per tensor or per axis";
+  d.name = name;
+  d.doc = doc;
   d.min_inputs = d.max_inputs = 3;
   d.attrs = {{"axis", AttrKind::kInt, AttrValue(int64_t{1}), "axis of per-axis scale/zero point (resolved)"}};
-  d.infer_type = infer_quantize;
-  d.reference = reference_quantize;
+  d.infer_type = std::move(infer);
+  d.reference = std::move(reference);
   d.pattern = OpPattern::kBroadcast;
   return with_arity_check(std::move(d));
 }
 
+}  // namespace
+
+KILN_REGISTER_OP(quantize_linear) {
+  return linear_quant_op("quantize_linear",
+                         "f32 -> i8/u8/i16/u16: clamp(round_half_even(x / scale) + zero_point), per tensor or per axis",
+                         infer_quantize, reference_quantize);
+}
+
 KILN_REGISTER_OP(dequantize_linear) {
-  OpDef d;
-  d.name = "dequantize_linear";
-  d.doc = "i8/u8/i16/u16/i32 -> f32: f32(x - zero_point) * scale, per tensor or per axis";
-  d.min_inputs = d.max_inputs = 3;
-  d.attrs = {{"axis", AttrKind::kInt, AttrValue(int64_t{1}), "axis of per-axis scale/zero point (resolved)"}};
-  d.infer_type = infer_dequantize;
-  d.reference = reference_dequantize;
-  d.pattern = OpPattern::kBroadcast;
-  return with_arity_check(std::move(d));
+  return linear_quant_op("dequantize_linear", "i8/u8/i16/u16/i32 -> f32: f32(x - zero_point) * scale, per tensor or per axis",
+                         infer_dequantize, reference_dequantize);
 }
 
 KILN_REGISTER_OP(requantize) {
