@@ -278,10 +278,23 @@ std::string describe_artifact(const std::string& path) {
   for (size_t i = 0; i < m.inputs.size(); ++i) o << "  [" << i << "] " << spec(m.inputs[i]) << "\n";
   o << "outputs:\n";
   for (size_t i = 0; i < m.outputs.size(); ++i) o << "  [" << i << "] " << spec(m.outputs[i]) << "\n";
-  o << "kernels (" << p.kernels.size() << ", in execution order):\n";
+  // A kernel "runs in int8" when it reads or writes an 8-bit integer tensor (quantized data:
+  // integer convolutions/matmuls, requantization, integer pooling; docs/int8.md).
+  auto is_int8 = [&](const auto& call) {
+    for (int32_t a : call.args) {
+      const DLDataType& t = p.tensors[a].dtype;
+      if ((t.code == kDLInt || t.code == kDLUInt) && t.bits == 8) return true;
+    }
+    return false;
+  };
+  size_t int8_kernels = 0;
+  for (const auto& call : p.kernels) int8_kernels += is_int8(call) ? 1 : 0;
+  o << "kernels (" << p.kernels.size() << ", in execution order";
+  if (int8_kernels > 0) o << "; " << int8_kernels << " int8";
+  o << "):\n";
   for (size_t k = 0; k < p.kernels.size(); ++k) {
     const auto& call = p.kernels[k];
-    o << "  [" << k << "] " << call.symbol;
+    o << "  [" << k << "] " << (is_int8(call) ? "[int8] " : "") << call.symbol;
     if (!call.fused_ops.empty()) o << "  {" << call.fused_ops << "}";
     o << "  (";
     for (size_t j = 0; j < call.args.size(); ++j) o << (j ? ", " : "") << p.tensors[call.args[j]].name;

@@ -17,3 +17,10 @@ add_test(NAME frontend.make_onnx_opset_cases
          COMMAND sh -c "/usr/bin/python3 '${PROJECT_SOURCE_DIR}/tests/frontend/make_onnx_opset_cases.py' '${PROJECT_BINARY_DIR}/onnx_opset' || { echo 'make_onnx_opset_cases.py failed: the tests needing its models will skip'; rm -rf '${PROJECT_BINARY_DIR}/onnx_opset'; }")
 set_tests_properties(frontend.make_onnx_opset_cases PROPERTIES FIXTURES_SETUP onnx_opset_cases TIMEOUT 300)
 kiln_add_fixture_gtest(frontend.onnx_opset_cases "${CMAKE_CURRENT_LIST_DIR}/onnx_opset_cases.cc" onnx_opset_cases 900)
+
+# Pre-quantized models (QDQ CNN, QLinearConv, DynamicQuantizeLinear + ConvInteger, bad parameters):
+# models from make_quant_cases.py, run on the reference executor and compiled (docs/int8.md).
+add_test(NAME frontend.make_quant_cases
+         COMMAND sh -c "/usr/bin/python3 '${PROJECT_SOURCE_DIR}/tests/frontend/make_quant_cases.py' '${PROJECT_BINARY_DIR}/onnx_quant' || { echo 'make_quant_cases.py failed: the tests needing its models will skip'; rm -rf '${PROJECT_BINARY_DIR}/onnx_quant'; }")
+set_tests_properties(frontend.make_quant_cases PROPERTIES FIXTURES_SETUP onnx_quant_cases TIMEOUT 300)
+kiln_add_fixture_gtest(frontend.onnx_quant_cases "${CMAKE_CURRENT_LIST_DIR}/onnx_quant_cases.cc" onnx_quant_cases 300)
