@@ -1,0 +1,207 @@
+// The int8 kernels (topi::int8, docs/int8.md "Integer kernels") equal plain C++ integer
+// references bit for bit, on the host (AVX2: the exact and the narrow vpmaddubsw forms):
+// - matmul: u8 A x s8 W with the weights packed into i32 panels and the requantize epilogue (data
+//   zero point via column sums, bias, per-column f32 scale rounded half to even, output zero
+//   point, clamp), at sizes with K and N tails (K % 4, N % nb) and a ReLU clamp; the loop-IR
+//   interpreter agrees on a small case;
+// - blocked convolution: 1x1, 3x3 (padded, strided, dilated, asymmetric pads), the 7x7 stride-2
+//   stem on 3 channels, NCHW and NCHW8c inputs, channel tails (C % 4), column tails (OW % tile).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "kiln/codegen/llvm_module.h"
+#include "kiln/codegen/target.h"
+#include "kiln/ir/ndarray.h"
+#include "kiln/tir/interpreter.h"
+#include "kiln/tir/lower.h"
+#include "kiln/topi/int8.h"
+#include "topi/topi_test_util.h"
+
+namespace kiln::topi::int8 {
+namespace {
+
+using ir::NDArray;
+using tir::DType;
+
+struct Case {
+  int64_t m, k, n;
+  bool narrow;
+  Requantize rq;
+};
+
+// out[m, n] per the contract in int8.h, in plain integer C++ (the f32 multiply as the kernel's).
+std::vector<uint8_t> reference(const Case& c, const NDArray& a, const NDArray& w, const NDArray& bias, const NDArray& scale) {
+  std::vector<uint8_t> out(c.m * c.n);
+  const auto* pa = static_cast<const uint8_t*>(a.raw_data());
+  const auto* pw = static_cast<const int8_t*>(w.raw_data());
+  for (int64_t i = 0; i < c.m; ++i) {
+    for (int64_t j = 0; j < c.n; ++j) {
+      int64_t y = bias.data<int32_t>()[j];
+      for (int64_t k = 0; k < c.k; ++k) y += (int64_t{pa[i * c.k + k]} - c.rq.a_zero_point) * pw[k * c.n + j];
+      const float f = static_cast<float>(y) * scale.data<float>()[j];
+      const int64_t q = static_cast<int64_t>(std::nearbyint(f)) + c.rq.out_zero_point;
+      out[i * c.n + j] = static_cast<uint8_t>(std::clamp<int64_t>(q, c.rq.lo, c.rq.hi));
+    }
+  }
+  return out;
+}
+
+void check(const Case& c, bool also_interpret = false) {
+  std::mt19937 rng(static_cast<uint32_t>(c.m * 131 + c.k * 7 + c.n));
+  NDArray a = NDArray::empty(DType::kU8, {c.m, c.k}), w = NDArray::empty(DType::kI8, {c.k, c.n});
+  NDArray bias = NDArray::empty(DType::kI32, {c.n}), scale = NDArray::empty(DType::kF32, {c.n});
+  std::uniform_int_distribution<int> u8(0, 255), s8(c.narrow ? -64 : -128, c.narrow ? 64 : 127), b(-5000, 5000);
+  for (auto& v : a.mutable_data<uint8_t>()) v = static_cast<uint8_t>(u8(rng));
+  for (auto& v : w.mutable_data<int8_t>()) v = static_cast<int8_t>(s8(rng));
+  for (auto& v : bias.mutable_data<int32_t>()) v = b(rng);
+  // Scales that spread the outputs over the u8 range: about 64 / (sqrt(K) * 128 * 75).
+  std::uniform_real_distribution<float> sd(0.5f, 1.5f);
+  for (auto& v : scale.mutable_data<float>()) v = sd(rng) * 64.0f / (std::sqrt(static_cast<float>(c.k)) * 128.0f * 75.0f);
+  if (c.narrow) {
+    ASSERT_TRUE(weights_fit_narrow(w.data<int8_t>().data(), w.numel()));
+  }
+
+  const MatmulKnobs knobs{16, 4, c.narrow};
+  tir::Tensor A = tir::placeholder({c.m, c.k}, DType::kU8, "A");
+  tir::Tensor W = tir::placeholder({c.k, c.n}, DType::kI8, "W");
+  tir::Tensor B = tir::placeholder({c.n}, DType::kI32, "bias");
+  tir::Tensor S = tir::placeholder({c.n}, DType::kF32, "scale");
+  tir::Tensor panels = pack_matmul_weights(W, knobs.nb), colsum = weight_column_sums(W);
+  Int8Matmul mm = int8_matmul(A, panels, colsum, B, S, c.n, c.rq, knobs);
+  tir::Schedule s({mm.out});
+  schedule_int8_matmul(s, mm, knobs);
+  tir::PrimFunc f = tir::lower(s, {A, W, B, S, mm.out}, "int8_mm");
+
+  NDArray out = NDArray::empty(DType::kU8, {c.m, c.n});
+  codegen::LLVMModule module(codegen::host_target(), "int8_mm");
+  module.add_prim_func(f);
+  codegen::JitModule jit(std::move(module));
+  std::vector<std::vector<int64_t>> shapes(5);
+  std::vector<DLTensor> args = {testing::dl_view(a, shapes[0]), testing::dl_view(w, shapes[1]),
+                                testing::dl_view(bias, shapes[2]), testing::dl_view(scale, shapes[3]),
+                                testing::dl_view(out, shapes[4])};
+  jit.run("int8_mm", args);
+  const std::vector<uint8_t> want = reference(c, a, w, bias, scale);
+  int distinct = 0;
+  for (int64_t i = 0; i < c.m * c.n; ++i) {
+    ASSERT_EQ(int{out.data<uint8_t>()[i]}, int{want[i]}) << "M=" << c.m << " K=" << c.k << " N=" << c.n << " narrow=" << c.narrow << " at " << i;
+    distinct += want[i] != want[0];
+  }
+  if (c.m * c.n > 16) {
+    EXPECT_GT(distinct, 0) << "degenerate outputs: the test would not see errors";
+  }
+  if (also_interpret) {
+    NDArray ref = NDArray::empty(DType::kU8, {c.m, c.n});
+    tir::interpret(f, {a, w, bias, scale, ref});
+    for (int64_t i = 0; i < c.m * c.n; ++i) ASSERT_EQ(ref.data<uint8_t>()[i], want[i]) << i;
+  }
+}
+
+TEST(Int8Matmul, EqualsIntegerReferenceExactly) {
+  const Requantize plain{3, 128, 0, 255}, relu{128, 10, 10, 255};
+  check({5, 13, 7, false, plain}, /*also_interpret=*/true);
+  check({5, 13, 7, true, plain}, /*also_interpret=*/true);
+  for (bool narrow : {false, true}) {
+    check({1, 3, 1, narrow, plain});
+    check({8, 64, 16, narrow, relu});
+    check({13, 100, 37, narrow, plain});
+    check({49, 512, 128, narrow, relu});  // a ResNet-50 7x7 1x1-conv-like row block
+  }
+}
+
+struct ConvCase {
+  int64_t n, c, h, w, m, kh, kw;
+  Conv2dGeometry g;
+  int64_t ib;  // 0: NCHW input, else NCHW[ib]c
+  bool narrow;
+  Requantize rq;
+};
+
+void check_conv(const ConvCase& c) {
+  std::mt19937 rng(static_cast<uint32_t>(c.c * 31 + c.h * 7 + c.m + c.kh));
+  const int64_t oh = (c.h + c.g.pad_top + c.g.pad_bottom - c.g.dilation_h * (c.kh - 1) - 1) / c.g.stride_h + 1;
+  const int64_t ow = (c.w + c.g.pad_left + c.g.pad_right - c.g.dilation_w * (c.kw - 1) - 1) / c.g.stride_w + 1;
+  const ConvKnobs knobs{16, 4, c.narrow};
+  const int64_t ob = knobs.ob;
+  NDArray x = c.ib ? NDArray::empty(DType::kU8, {c.n, c.c / c.ib, c.h, c.w, c.ib}) : NDArray::empty(DType::kU8, {c.n, c.c, c.h, c.w});
+  NDArray w = NDArray::empty(DType::kI8, {c.m, c.c, c.kh, c.kw});
+  NDArray bias = NDArray::empty(DType::kI32, {c.m}), scale = NDArray::empty(DType::kF32, {c.m});
+  std::uniform_int_distribution<int> u8(0, 255), s8(c.narrow ? -64 : -128, c.narrow ? 64 : 127), b(-5000, 5000);
+  for (auto& v : x.mutable_data<uint8_t>()) v = static_cast<uint8_t>(u8(rng));
+  for (auto& v : w.mutable_data<int8_t>()) v = static_cast<int8_t>(s8(rng));
+  for (auto& v : bias.mutable_data<int32_t>()) v = b(rng);
+  const float k = static_cast<float>(c.c * c.kh * c.kw);
+  std::uniform_real_distribution<float> sd(0.5f, 1.5f);
+  for (auto& v : scale.mutable_data<float>()) v = sd(rng) * 64.0f / (std::sqrt(k) * 128.0f * 75.0f);
+
+  tir::Tensor X = tir::placeholder(x.shape(), DType::kU8, "x");
+  tir::Tensor W = tir::placeholder(w.shape(), DType::kI8, "w");
+  tir::Tensor B = tir::placeholder({c.m}, DType::kI32, "bias");
+  tir::Tensor S = tir::placeholder({c.m}, DType::kF32, "scale");
+  Int8Conv2d conv = int8_conv2d(X, pack_conv_weights(W, ob), conv_weight_sums(W), B, S, c.kh, c.kw, c.g, c.rq, knobs);
+  tir::Schedule s({conv.out});
+  schedule_int8_conv2d(s, conv, knobs);
+  tir::PrimFunc f = tir::lower(s, {X, W, B, S, conv.out}, "int8_conv");
+  NDArray out = NDArray::empty(DType::kU8, {c.n, c.m / ob, oh, ow, ob});
+  codegen::LLVMModule module(codegen::host_target(), "int8_conv");
+  module.add_prim_func(f);
+  codegen::JitModule jit(std::move(module));
+  std::vector<std::vector<int64_t>> shapes(5);
+  std::vector<DLTensor> args = {testing::dl_view(x, shapes[0]), testing::dl_view(w, shapes[1]),
+                                testing::dl_view(bias, shapes[2]), testing::dl_view(scale, shapes[3]),
+                                testing::dl_view(out, shapes[4])};
+  jit.run("int8_conv", args);
+
+  const auto* px = x.data<uint8_t>().data();
+  const auto* pw = w.data<int8_t>().data();
+  auto x_at = [&](int64_t n, int64_t ch, int64_t y, int64_t xx) -> int64_t {
+    if (y < 0 || y >= c.h || xx < 0 || xx >= c.w) return c.rq.a_zero_point;
+    if (!c.ib) return px[((n * c.c + ch) * c.h + y) * c.w + xx];
+    return px[(((n * (c.c / c.ib) + ch / c.ib) * c.h + y) * c.w + xx) * c.ib + ch % c.ib];
+  };
+  int distinct = 0;
+  uint8_t first = 0;
+  for (int64_t n = 0; n < c.n; ++n) {
+    for (int64_t m = 0; m < c.m; ++m) {
+      for (int64_t i = 0; i < oh; ++i) {
+        for (int64_t j = 0; j < ow; ++j) {
+          int64_t y = bias.data<int32_t>()[m];
+          for (int64_t ch = 0; ch < c.c; ++ch) {
+            for (int64_t a = 0; a < c.kh; ++a) {
+              for (int64_t bb = 0; bb < c.kw; ++bb) {
+                const int64_t v = x_at(n, ch, i * c.g.stride_h + a * c.g.dilation_h - c.g.pad_top,
+                                       j * c.g.stride_w + bb * c.g.dilation_w - c.g.pad_left);
+                y += (v - c.rq.a_zero_point) * pw[((m * c.c + ch) * c.kh + a) * c.kw + bb];
+              }
+            }
+          }
+          const float fy = static_cast<float>(y) * scale.data<float>()[m];
+          const auto want = static_cast<uint8_t>(std::clamp<int64_t>(static_cast<int64_t>(std::nearbyint(fy)) + c.rq.out_zero_point, c.rq.lo, c.rq.hi));
+          const int64_t at = (((n * (c.m / ob) + m / ob) * oh + i) * ow + j) * ob + m % ob;
+          ASSERT_EQ(int{out.data<uint8_t>()[at]}, int{want}) << "conv C=" << c.c << " " << c.kh << "x" << c.kw << " M=" << c.m
+                                                             << " narrow=" << c.narrow << " at n" << n << " m" << m << " (" << i << ", " << j << ")";
+          if (n == 0 && m == 0 && i == 0 && j == 0) first = want;
+          distinct += want != first;
+        }
+      }
+    }
+  }
+  EXPECT_GT(distinct, 0) << "degenerate outputs: the test would not see errors";
+}
+
+TEST(Int8Conv2d, EqualsIntegerReferenceExactly) {
+  const Requantize plain{7, 120, 0, 255}, relu{128, 20, 20, 255};
+  for (bool narrow : {false, true}) {
+    check_conv({1, 13, 7, 7, 16, 1, 1, {}, 0, narrow, plain});                                  // 1x1, C % 4, 7 % 4 columns
+    check_conv({1, 16, 9, 9, 32, 3, 3, {1, 1, 1, 1, 1, 1, 1, 1}, 8, narrow, relu});            // 3x3 pad 1, NCHW8c
+    check_conv({2, 8, 11, 10, 16, 3, 3, {2, 2, 1, 0, 0, 1, 1, 1}, 0, narrow, plain});          // stride 2, asymmetric pads
+    check_conv({1, 3, 20, 20, 16, 7, 7, {2, 2, 3, 3, 3, 3, 1, 1}, 0, narrow, plain});          // the stem
+    check_conv({1, 8, 12, 12, 16, 3, 3, {1, 1, 2, 2, 2, 2, 2, 2}, 0, narrow, relu});           // dilation 2
+    check_conv({1, 32, 14, 14, 32, 1, 1, {2, 2, 0, 0, 0, 0, 1, 1}, 16, narrow, plain});        // strided 1x1, NCHW16c
+  }
+}
+
+}  // namespace
+}  // namespace kiln::topi::int8
