@@ -1,7 +1,8 @@
 // Int8 kernels against the machine's measured int8 peak (codegen/int8_peak.h), single thread:
 // ResNet-50-like convolutions (1x1 and 3x3 at 56/28/14/7, u8 NCHW16c input, weights pre-packed
-// as at compile time) and int8 matmuls, each in the narrow form (weights in [-64, 64]: one
-// vpmaddubsw on AVX2) and the exact form (full s8 weights: two), plus the f32 FMA peak for scale.
+// as at compile time), MobileNetV2-like 3x3 depthwise convolutions and int8 matmuls, each in the
+// narrow form (weights in [-64, 64]: one vpmaddubsw on AVX2) and the exact form (full s8 weights:
+// two), plus the f32 FMA peak for scale.
 //
 //   build/bin/kiln_bench_int8 [repeats=10] [threads=1]
 //   layer                      GOP/s   % int8 peak  (narrow | exact)
@@ -111,6 +112,31 @@ double bench_conv(const ConvLayer& l, bool narrow, int repeats) {
   return 2.0 * l.m * oh * oh * l.c * l.k * l.k / sec / 1e9;
 }
 
+double bench_depthwise(int64_t c, int64_t h, int64_t stride, int repeats) {
+  const int64_t b = 16;
+  const int8::Conv2dGeometry g{stride, stride, 1, 1, 1, 1, 1, 1};
+  const int64_t oh = (h + 2 - 3) / stride + 1;
+  tir::Tensor X = tir::placeholder({1, c / b, h, h, b}, DType::kU8, "x");
+  tir::Tensor W = tir::placeholder({c / b, 3, 3, b}, DType::kI8, "packed_w");
+  tir::Tensor CS = tir::placeholder({c}, DType::kI32, "colsum");
+  tir::Tensor B = tir::placeholder({c}, DType::kI32, "bias");
+  tir::Tensor S = tir::placeholder({c}, DType::kF32, "scale");
+  int8::Int8Depthwise dw = int8::int8_depthwise_conv2d(X, W, CS, B, S, g, {128, 0, 0, 255});
+  tir::Schedule s({dw.out});
+  int8::schedule_int8_depthwise(s, dw, oh <= 7 ? 7 : 8);
+  kiln::codegen::LLVMModule module(kiln::codegen::host_target(), "int8_dw");
+  module.add_prim_func(tir::lower(s, {X, W, CS, B, S, dw.out}, "int8_dw"));
+  kiln::codegen::JitModule jit(std::move(module));
+  std::mt19937 rng(3);
+  std::vector<NDArray> arrays = {filled(DType::kU8, X->shape, rng, 0, 255), filled(DType::kI8, W->shape, rng, -100, 100),
+                                 filled(DType::kI32, {c}, rng, -100, 100), filled(DType::kI32, {c}, rng, -100, 100),
+                                 filled(DType::kF32, {c}, rng, 0, 0), NDArray::empty(DType::kU8, {1, c / b, oh, oh, b})};
+  std::vector<DLTensor> args;
+  for (NDArray& a : arrays) args.push_back(view(a));
+  const double sec = time_call([&] { jit.run("int8_dw", args); }, repeats);
+  return 2.0 * c * oh * oh * 9 / sec / 1e9;
+}
+
 double bench_matmul(int64_t m, int64_t k, int64_t n, bool narrow, int repeats) {
   const int8::MatmulKnobs knobs{16, 4, narrow};
   tir::Tensor A = tir::placeholder({m, k}, DType::kU8, "a");
@@ -160,6 +186,13 @@ int main(int argc, char** argv) {
     char name[64];
     std::snprintf(name, sizeof name, "matmul %ldx%ldx%ld", static_cast<long>(m), static_cast<long>(k), static_cast<long>(n));
     std::printf("%-34s %9.1f %6.1f%% | %9.1f %6.1f%%\n", name, a, 100 * a / p, b, 100 * b / p);
+  }
+  // Depthwise (MobileNetV2-like 3x3): no dot product, i16 products summed in i32 (one form).
+  for (auto [c, h, stride] : std::vector<std::array<int64_t, 3>>{{96, 112, 2}, {144, 56, 1}, {192, 28, 1}, {384, 14, 1}, {960, 7, 1}}) {
+    const double a = bench_depthwise(c, h, stride, repeats);
+    char name[64];
+    std::snprintf(name, sizeof name, "depthwise 3x3 %ld @%ld /%ld", static_cast<long>(c), static_cast<long>(h), static_cast<long>(stride));
+    std::printf("%-34s %9.1f %6.1f%%\n", name, a, 100 * a / p);
   }
   return 0;
 }

@@ -40,7 +40,7 @@ Tensor conv_weight_sums(const Tensor& w) {
 
 Int8Conv2d int8_conv2d(const Tensor& x, const Tensor& packed_w, const Tensor& colsum, const Tensor& bias,
                        const Tensor& scale, int64_t kh, int64_t kw, const Conv2dGeometry& g, const Requantize& rq,
-                       const ConvKnobs& knobs) {
+                       const ConvKnobs& knobs, const Residual& residual) {
   KILN_ICHECK(x->dtype == DType::kU8 && (x->shape.size() == 4 || x->shape.size() == 5)) << "int8_conv2d: x must be u8 NCHW or NCHWc";
   const bool blocked = x->shape.size() == 5;
   const int64_t n = x->shape[0], ib = blocked ? x->shape[4] : 1, c = blocked ? x->shape[1] * ib : x->shape[1];
@@ -52,6 +52,9 @@ Int8Conv2d int8_conv2d(const Tensor& x, const Tensor& packed_w, const Tensor& co
   const int64_t oh = out_size(h, g.pad_top + g.pad_bottom, kh, g.dilation_h, g.stride_h);
   const int64_t ow = out_size(w, g.pad_left + g.pad_right, kw, g.dilation_w, g.stride_w);
   KILN_ICHECK(oh > 0 && ow > 0) << "int8_conv2d: empty output";
+  KILN_ICHECK(!residual.tensor.defined() ||
+              (residual.tensor->dtype == DType::kU8 && residual.tensor->shape == std::vector<int64_t>({n, mo, oh, ow, ob})))
+      << "int8_conv2d: the residual must be u8 [" << n << ", " << mo << ", " << oh << ", " << ow << ", " << ob << "]";
   const Expr zp = make_const(Type(DType::kU8), rq.a_zero_point);
   Int8Conv2d r;
   r.x_words = compute({n, c4, h + g.pad_top + g.pad_bottom, w + g.pad_left + g.pad_right}, [&](const std::vector<Var>& i) {
@@ -71,7 +74,8 @@ Int8Conv2d int8_conv2d(const Tensor& x, const Tensor& packed_w, const Tensor& co
   r.out = compute({n, mo, oh, ow, ob}, [&](const std::vector<Var>& i) {
     Expr m = i[1] * ob + i[4];
     Expr y = r.acc(i[0], i[1], i[2], i[3], i[4]) - colsum(m) * i32_const(rq.a_zero_point) + bias(m);
-    return requantize_u8(y, scale(m), rq.out_zero_point, rq.lo, rq.hi);
+    Expr res = residual.tensor.defined() ? residual.tensor(i[0], i[1], i[2], i[3], i[4]) : Expr();
+    return requantize_u8(y, scale(m), rq.out_zero_point, rq.lo, rq.hi, res, residual.zero_point, residual.scale);
   }, "int8_conv_out", {"n", "mo", "oh", "ow", "o"});
   return r;
 }

@@ -34,11 +34,14 @@ bool weights_fit_narrow(const int8_t* w, int64_t count) {
 }
 
 Int8Matmul int8_matmul(const Tensor& a, const Tensor& panels, const Tensor& colsum, const Tensor& bias,
-                       const Tensor& scale, int64_t n, const Requantize& rq, const MatmulKnobs& knobs) {
+                       const Tensor& scale, int64_t n, const Requantize& rq, const MatmulKnobs& knobs,
+                       const Residual& residual) {
   KILN_ICHECK(a->shape.size() == 2 && a->dtype == DType::kU8) << "int8_matmul: A must be u8 [M, K]";
   const int64_t m = a->shape[0], k = a->shape[1], k4 = (k + 3) / 4, nb = knobs.nb;
   KILN_ICHECK(panels->shape == std::vector<int64_t>({(n + nb - 1) / nb, k4, nb}) && panels->dtype == DType::kI32)
       << "int8_matmul: panels do not match K=" << k << ", N=" << n << ", nb=" << nb;
+  KILN_ICHECK(!residual.tensor.defined() || (residual.tensor->dtype == DType::kU8 && residual.tensor->shape == std::vector<int64_t>({m, n})))
+      << "int8_matmul: the residual must be u8 [" << m << ", " << n << "]";
   Int8Matmul r;
   r.a_words = compute({m, k4}, [&](const std::vector<Var>& i) {
     std::vector<Expr> bytes;
@@ -51,7 +54,8 @@ Int8Matmul int8_matmul(const Tensor& a, const Tensor& panels, const Tensor& cols
   }, "int8_acc", {"m", "n"});
   r.out = compute({m, n}, [&](const std::vector<Var>& i) {
     Expr y = r.acc(i[0], i[1]) - colsum(i[1]) * i32_const(rq.a_zero_point) + bias(i[1]);
-    return requantize_u8(y, scale(i[1]), rq.out_zero_point, rq.lo, rq.hi);
+    Expr res = residual.tensor.defined() ? residual.tensor(i[0], i[1]) : Expr();
+    return requantize_u8(y, scale(i[1]), rq.out_zero_point, rq.lo, rq.hi, res, residual.zero_point, residual.scale);
   }, "int8_out", {"m", "n"});
   return r;
 }

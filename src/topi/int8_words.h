@@ -19,10 +19,18 @@ inline tir::Expr word_of(const std::vector<tir::Expr>& bytes) {
 }
 
 // out = clamp(round_half_even(f32(y) * scale) + out_zero_point, lo, hi) as u8 (y, the corrected
-// i32 accumulator; the contract in int8.h).
-inline tir::Expr requantize_u8(const tir::Expr& y, const tir::Expr& scale, int32_t out_zero_point, int32_t lo, int32_t hi) {
+// i32 accumulator; the contract in int8.h). With a residual value `res` (u8, defined):
+// round_half_even(fma(f32(y), scale, f32(res - res_zero_point) * res_scale)).
+inline tir::Expr requantize_u8(const tir::Expr& y, const tir::Expr& scale, int32_t out_zero_point, int32_t lo, int32_t hi,
+                               const tir::Expr& res = tir::Expr(), int32_t res_zero_point = 0, float res_scale = 1) {
   using namespace tir;
-  Expr q = cast(Type(DType::kI32), round(cast(Type(DType::kF32), y) * scale)) + i32_const(out_zero_point);
+  const Type f32(DType::kF32);
+  Expr v = cast(f32, y) * scale;
+  if (res.defined()) {
+    Expr r = cast(f32, cast(Type(DType::kI32), res) - i32_const(res_zero_point)) * make_const(f32, res_scale);
+    v = fma(cast(f32, y), scale, r);
+  }
+  Expr q = cast(Type(DType::kI32), round(v)) + i32_const(out_zero_point);
   return cast(Type(DType::kU8), min(max(q, i32_const(lo)), i32_const(hi)));
 }
 

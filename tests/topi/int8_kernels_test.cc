@@ -2,10 +2,12 @@
 // references bit for bit, on the host (AVX2: the exact and the narrow vpmaddubsw forms):
 // - matmul: u8 A x s8 W with the weights packed into i32 panels and the requantize epilogue (data
 //   zero point via column sums, bias, per-column f32 scale rounded half to even, output zero
-//   point, clamp), at sizes with K and N tails (K % 4, N % nb) and a ReLU clamp; the loop-IR
-//   interpreter agrees on a small case;
+//   point, clamp, optional u8 residual add), at sizes with K and N tails (K % 4, N % nb) and a
+//   ReLU clamp; the loop-IR interpreter agrees on small cases;
 // - blocked convolution: 1x1, 3x3 (padded, strided, dilated, asymmetric pads), the 7x7 stride-2
-//   stem on 3 channels, NCHW and NCHW8c inputs, channel tails (C % 4), column tails (OW % tile).
+//   stem on 3 channels, NCHW and NCHW8c inputs, channel tails (C % 4), column tails (OW % tile),
+//   a residual add + ReLU in the epilogue;
+// - depthwise convolution on NCHW[b]c: 3x3 pad 1, 5x5 stride 2 with asymmetric pads, ReLU clamp.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -29,10 +31,22 @@ struct Case {
   int64_t m, k, n;
   bool narrow;
   Requantize rq;
+  bool residual = false;  // a u8 [M, N] residual with zero point 100 and scale 0.75
 };
 
+constexpr int32_t kResZeroPoint = 100;
+constexpr float kResScale = 0.75f;
+
+// The rounding of the epilogue (int8.h): f32(y) * scale, or fma with the residual term.
+int64_t rounded(int64_t y, float scale, const uint8_t* res) {
+  if (res == nullptr) return static_cast<int64_t>(std::nearbyint(static_cast<float>(y) * scale));
+  const float r = static_cast<float>(int32_t{*res} - kResZeroPoint) * kResScale;
+  return static_cast<int64_t>(std::nearbyint(std::fma(static_cast<float>(y), scale, r)));
+}
+
 // out[m, n] per the contract in int8.h, in plain integer C++ (the f32 multiply as the kernel's).
-std::vector<uint8_t> reference(const Case& c, const NDArray& a, const NDArray& w, const NDArray& bias, const NDArray& scale) {
+std::vector<uint8_t> reference(const Case& c, const NDArray& a, const NDArray& w, const NDArray& bias, const NDArray& scale,
+                               const NDArray& res) {
   std::vector<uint8_t> out(c.m * c.n);
   const auto* pa = static_cast<const uint8_t*>(a.raw_data());
   const auto* pw = static_cast<const int8_t*>(w.raw_data());
@@ -40,8 +54,7 @@ std::vector<uint8_t> reference(const Case& c, const NDArray& a, const NDArray& w
     for (int64_t j = 0; j < c.n; ++j) {
       int64_t y = bias.data<int32_t>()[j];
       for (int64_t k = 0; k < c.k; ++k) y += (int64_t{pa[i * c.k + k]} - c.rq.a_zero_point) * pw[k * c.n + j];
-      const float f = static_cast<float>(y) * scale.data<float>()[j];
-      const int64_t q = static_cast<int64_t>(std::nearbyint(f)) + c.rq.out_zero_point;
+      const int64_t q = rounded(y, scale.data<float>()[j], c.residual ? &res.data<uint8_t>()[i * c.n + j] : nullptr) + c.rq.out_zero_point;
       out[i * c.n + j] = static_cast<uint8_t>(std::clamp<int64_t>(q, c.rq.lo, c.rq.hi));
     }
   }
@@ -56,6 +69,8 @@ void check(const Case& c, bool also_interpret = false) {
   for (auto& v : a.mutable_data<uint8_t>()) v = static_cast<uint8_t>(u8(rng));
   for (auto& v : w.mutable_data<int8_t>()) v = static_cast<int8_t>(s8(rng));
   for (auto& v : bias.mutable_data<int32_t>()) v = b(rng);
+  NDArray res = NDArray::empty(DType::kU8, {c.m, c.n});
+  for (auto& v : res.mutable_data<uint8_t>()) v = static_cast<uint8_t>(u8(rng));
   // Scales that spread the outputs over the u8 range: about 64 / (sqrt(K) * 128 * 75).
   std::uniform_real_distribution<float> sd(0.5f, 1.5f);
   for (auto& v : scale.mutable_data<float>()) v = sd(rng) * 64.0f / (std::sqrt(static_cast<float>(c.k)) * 128.0f * 75.0f);
@@ -69,21 +84,27 @@ void check(const Case& c, bool also_interpret = false) {
   tir::Tensor B = tir::placeholder({c.n}, DType::kI32, "bias");
   tir::Tensor S = tir::placeholder({c.n}, DType::kF32, "scale");
   tir::Tensor panels = pack_matmul_weights(W, knobs.nb), colsum = weight_column_sums(W);
-  Int8Matmul mm = int8_matmul(A, panels, colsum, B, S, c.n, c.rq, knobs);
+  tir::Tensor R = tir::placeholder({c.m, c.n}, DType::kU8, "residual");
+  Int8Matmul mm = int8_matmul(A, panels, colsum, B, S, c.n, c.rq, knobs,
+                              c.residual ? Residual{R, kResZeroPoint, kResScale} : Residual{});
   tir::Schedule s({mm.out});
   schedule_int8_matmul(s, mm, knobs);
-  tir::PrimFunc f = tir::lower(s, {A, W, B, S, mm.out}, "int8_mm");
+  std::vector<tir::Tensor> params = {A, W, B, S};
+  if (c.residual) params.push_back(R);
+  params.push_back(mm.out);
+  tir::PrimFunc f = tir::lower(s, params, "int8_mm");
 
   NDArray out = NDArray::empty(DType::kU8, {c.m, c.n});
   codegen::LLVMModule module(codegen::host_target(), "int8_mm");
   module.add_prim_func(f);
   codegen::JitModule jit(std::move(module));
-  std::vector<std::vector<int64_t>> shapes(5);
+  std::vector<std::vector<int64_t>> shapes(6);
   std::vector<DLTensor> args = {testing::dl_view(a, shapes[0]), testing::dl_view(w, shapes[1]),
-                                testing::dl_view(bias, shapes[2]), testing::dl_view(scale, shapes[3]),
-                                testing::dl_view(out, shapes[4])};
+                                testing::dl_view(bias, shapes[2]), testing::dl_view(scale, shapes[3])};
+  if (c.residual) args.push_back(testing::dl_view(res, shapes[4]));
+  args.push_back(testing::dl_view(out, shapes[5]));
   jit.run("int8_mm", args);
-  const std::vector<uint8_t> want = reference(c, a, w, bias, scale);
+  const std::vector<uint8_t> want = reference(c, a, w, bias, scale, res);
   int distinct = 0;
   for (int64_t i = 0; i < c.m * c.n; ++i) {
     ASSERT_EQ(int{out.data<uint8_t>()[i]}, int{want[i]}) << "M=" << c.m << " K=" << c.k << " N=" << c.n << " narrow=" << c.narrow << " at " << i;
@@ -94,7 +115,10 @@ void check(const Case& c, bool also_interpret = false) {
   }
   if (also_interpret) {
     NDArray ref = NDArray::empty(DType::kU8, {c.m, c.n});
-    tir::interpret(f, {a, w, bias, scale, ref});
+    std::vector<NDArray> all = {a, w, bias, scale};
+    if (c.residual) all.push_back(res);
+    all.push_back(ref);
+    tir::interpret(f, all);
     for (int64_t i = 0; i < c.m * c.n; ++i) ASSERT_EQ(ref.data<uint8_t>()[i], want[i]) << i;
   }
 }
@@ -108,7 +132,9 @@ TEST(Int8Matmul, EqualsIntegerReferenceExactly) {
     check({8, 64, 16, narrow, relu});
     check({13, 100, 37, narrow, plain});
     check({49, 512, 128, narrow, relu});  // a ResNet-50 7x7 1x1-conv-like row block
+    check({13, 100, 37, narrow, relu, /*residual=*/true});
   }
+  check({5, 13, 7, false, plain, /*residual=*/true}, /*also_interpret=*/true);
 }
 
 struct ConvCase {
@@ -117,6 +143,7 @@ struct ConvCase {
   int64_t ib;  // 0: NCHW input, else NCHW[ib]c
   bool narrow;
   Requantize rq;
+  bool residual = false;
 };
 
 void check_conv(const ConvCase& c) {
@@ -140,18 +167,26 @@ void check_conv(const ConvCase& c) {
   tir::Tensor W = tir::placeholder(w.shape(), DType::kI8, "w");
   tir::Tensor B = tir::placeholder({c.m}, DType::kI32, "bias");
   tir::Tensor S = tir::placeholder({c.m}, DType::kF32, "scale");
-  Int8Conv2d conv = int8_conv2d(X, pack_conv_weights(W, ob), conv_weight_sums(W), B, S, c.kh, c.kw, c.g, c.rq, knobs);
+  NDArray res = NDArray::empty(DType::kU8, {c.n, c.m / ob, oh, ow, ob});
+  for (auto& v : res.mutable_data<uint8_t>()) v = static_cast<uint8_t>(u8(rng));
+  tir::Tensor R = tir::placeholder(res.shape(), DType::kU8, "residual");
+  Int8Conv2d conv = int8_conv2d(X, pack_conv_weights(W, ob), conv_weight_sums(W), B, S, c.kh, c.kw, c.g, c.rq, knobs,
+                                c.residual ? Residual{R, kResZeroPoint, kResScale} : Residual{});
   tir::Schedule s({conv.out});
   schedule_int8_conv2d(s, conv, knobs);
-  tir::PrimFunc f = tir::lower(s, {X, W, B, S, conv.out}, "int8_conv");
+  std::vector<tir::Tensor> params = {X, W, B, S};
+  if (c.residual) params.push_back(R);
+  params.push_back(conv.out);
+  tir::PrimFunc f = tir::lower(s, params, "int8_conv");
   NDArray out = NDArray::empty(DType::kU8, {c.n, c.m / ob, oh, ow, ob});
   codegen::LLVMModule module(codegen::host_target(), "int8_conv");
   module.add_prim_func(f);
   codegen::JitModule jit(std::move(module));
-  std::vector<std::vector<int64_t>> shapes(5);
+  std::vector<std::vector<int64_t>> shapes(6);
   std::vector<DLTensor> args = {testing::dl_view(x, shapes[0]), testing::dl_view(w, shapes[1]),
-                                testing::dl_view(bias, shapes[2]), testing::dl_view(scale, shapes[3]),
-                                testing::dl_view(out, shapes[4])};
+                                testing::dl_view(bias, shapes[2]), testing::dl_view(scale, shapes[3])};
+  if (c.residual) args.push_back(testing::dl_view(res, shapes[4]));
+  args.push_back(testing::dl_view(out, shapes[5]));
   jit.run("int8_conv", args);
 
   const auto* px = x.data<uint8_t>().data();
@@ -177,9 +212,9 @@ void check_conv(const ConvCase& c) {
               }
             }
           }
-          const float fy = static_cast<float>(y) * scale.data<float>()[m];
-          const auto want = static_cast<uint8_t>(std::clamp<int64_t>(static_cast<int64_t>(std::nearbyint(fy)) + c.rq.out_zero_point, c.rq.lo, c.rq.hi));
           const int64_t at = (((n * (c.m / ob) + m / ob) * oh + i) * ow + j) * ob + m % ob;
+          const int64_t q = rounded(y, scale.data<float>()[m], c.residual ? &res.data<uint8_t>()[at] : nullptr);
+          const auto want = static_cast<uint8_t>(std::clamp<int64_t>(q + c.rq.out_zero_point, c.rq.lo, c.rq.hi));
           ASSERT_EQ(int{out.data<uint8_t>()[at]}, int{want}) << "conv C=" << c.c << " " << c.kh << "x" << c.kw << " M=" << c.m
                                                              << " narrow=" << c.narrow << " at n" << n << " m" << m << " (" << i << ", " << j << ")";
           if (n == 0 && m == 0 && i == 0 && j == 0) first = want;
@@ -200,7 +235,73 @@ TEST(Int8Conv2d, EqualsIntegerReferenceExactly) {
     check_conv({1, 3, 20, 20, 16, 7, 7, {2, 2, 3, 3, 3, 3, 1, 1}, 0, narrow, plain});          // the stem
     check_conv({1, 8, 12, 12, 16, 3, 3, {1, 1, 2, 2, 2, 2, 2, 2}, 0, narrow, relu});           // dilation 2
     check_conv({1, 32, 14, 14, 32, 1, 1, {2, 2, 0, 0, 0, 0, 1, 1}, 16, narrow, plain});        // strided 1x1, NCHW16c
+    check_conv({1, 16, 7, 9, 32, 1, 1, {}, 16, narrow, relu, /*residual=*/true});               // bottleneck expand + add + relu
   }
+}
+
+struct DwCase {
+  int64_t c, h, w, b, k;
+  Conv2dGeometry g;
+  Requantize rq;
+};
+
+void check_depthwise(const DwCase& d) {
+  std::mt19937 rng(static_cast<uint32_t>(d.c * 17 + d.h + d.k));
+  const int64_t oh = (d.h + d.g.pad_top + d.g.pad_bottom - d.k) / d.g.stride_h + 1;
+  const int64_t ow = (d.w + d.g.pad_left + d.g.pad_right - d.k) / d.g.stride_w + 1;
+  NDArray x = NDArray::empty(DType::kU8, {1, d.c / d.b, d.h, d.w, d.b}), w = NDArray::empty(DType::kI8, {d.c, 1, d.k, d.k});
+  NDArray bias = NDArray::empty(DType::kI32, {d.c}), scale = NDArray::empty(DType::kF32, {d.c});
+  std::uniform_int_distribution<int> u8(0, 255), s8(-128, 127), b(-3000, 3000);
+  std::uniform_real_distribution<float> sd(0.5f, 1.5f);
+  for (auto& v : x.mutable_data<uint8_t>()) v = static_cast<uint8_t>(u8(rng));
+  for (auto& v : w.mutable_data<int8_t>()) v = static_cast<int8_t>(s8(rng));
+  for (auto& v : bias.mutable_data<int32_t>()) v = b(rng);
+  for (auto& v : scale.mutable_data<float>()) v = sd(rng) * 64.0f / (static_cast<float>(d.k) * 128.0f * 75.0f);
+  tir::Tensor X = tir::placeholder(x.shape(), DType::kU8, "x");
+  tir::Tensor W = tir::placeholder(w.shape(), DType::kI8, "w");
+  tir::Tensor B = tir::placeholder({d.c}, DType::kI32, "bias");
+  tir::Tensor S = tir::placeholder({d.c}, DType::kF32, "scale");
+  Int8Depthwise dw = int8_depthwise_conv2d(X, pack_depthwise_weights(W, d.b), conv_weight_sums(W), B, S, d.g, d.rq);
+  tir::Schedule s({dw.out});
+  schedule_int8_depthwise(s, dw, 4);
+  tir::PrimFunc f = tir::lower(s, {X, W, B, S, dw.out}, "int8_dw");
+  NDArray out = NDArray::empty(DType::kU8, {1, d.c / d.b, oh, ow, d.b});
+  codegen::LLVMModule module(codegen::host_target(), "int8_dw");
+  module.add_prim_func(f);
+  codegen::JitModule jit(std::move(module));
+  std::vector<std::vector<int64_t>> shapes(5);
+  std::vector<DLTensor> args = {testing::dl_view(x, shapes[0]), testing::dl_view(w, shapes[1]),
+                                testing::dl_view(bias, shapes[2]), testing::dl_view(scale, shapes[3]),
+                                testing::dl_view(out, shapes[4])};
+  jit.run("int8_dw", args);
+  int distinct = 0;
+  for (int64_t c = 0; c < d.c; ++c) {
+    for (int64_t i = 0; i < oh; ++i) {
+      for (int64_t j = 0; j < ow; ++j) {
+        int64_t y = bias.data<int32_t>()[c];
+        for (int64_t a = 0; a < d.k; ++a) {
+          for (int64_t bb = 0; bb < d.k; ++bb) {
+            const int64_t r = i * d.g.stride_h + a - d.g.pad_top, q = j * d.g.stride_w + bb - d.g.pad_left;
+            const int64_t v = (r < 0 || r >= d.h || q < 0 || q >= d.w)
+                                  ? d.rq.a_zero_point
+                                  : x.data<uint8_t>()[(((c / d.b) * d.h + r) * d.w + q) * d.b + c % d.b];
+            y += (v - d.rq.a_zero_point) * w.data<int8_t>()[(c * d.k + a) * d.k + bb];
+          }
+        }
+        const float fy = static_cast<float>(y) * scale.data<float>()[c];
+        const auto want = static_cast<uint8_t>(std::clamp<int64_t>(static_cast<int64_t>(std::nearbyint(fy)) + d.rq.out_zero_point, d.rq.lo, d.rq.hi));
+        const uint8_t got = out.data<uint8_t>()[(((c / d.b) * oh + i) * ow + j) * d.b + c % d.b];
+        ASSERT_EQ(int{got}, int{want}) << "depthwise " << d.k << "x" << d.k << " c" << c << " (" << i << ", " << j << ")";
+        distinct += want != out.data<uint8_t>()[0];
+      }
+    }
+  }
+  EXPECT_GT(distinct, 0) << "degenerate outputs: the test would not see errors";
+}
+
+TEST(Int8Depthwise, EqualsIntegerReferenceExactly) {
+  check_depthwise({32, 14, 14, 16, 3, {1, 1, 1, 1, 1, 1, 1, 1}, {9, 128, 0, 255}});
+  check_depthwise({24, 11, 13, 8, 5, {2, 2, 2, 1, 1, 2, 1, 1}, {128, 30, 30, 255}});
 }
 
 }  // namespace

@@ -10,6 +10,9 @@
 //
 // The f32 product is one IEEE multiply of f32(y) (exact for |y| < 2^24) by the f32 scale, rounded
 // half to even: the reference does the same operations, so results are bit-exact.
+// With a residual (a u8 tensor of the output's shape, e.g. a ResNet shortcut in QDQ form), the
+// value before rounding is fma(f32(y), scale[n], f32(res - res_zero_point) * res_scale): one f32
+// multiply and one fused multiply-add (llvm.fma), again reproducible bit for bit.
 #ifndef KILN_TOPI_INT8_H_
 #define KILN_TOPI_INT8_H_
 
@@ -35,6 +38,12 @@ struct Requantize {
   int32_t lo = 0, hi = 255;    // clamp of the quantized output (ReLU: lo = out_zero_point)
 };
 
+struct Residual {
+  tir::Tensor tensor;           // u8, the output's shape; undefined: no residual
+  int32_t zero_point = 0;
+  float scale = 1;              // residual scale / output scale
+};
+
 struct MatmulKnobs {
   int64_t nb = 16;     // panel width (output columns per register tile: i32 lanes x vectors)
   int64_t tile_m = 4;  // rows per register tile
@@ -51,7 +60,7 @@ struct Int8Matmul {
 // [N], scale f32 [N].
 Int8Matmul int8_matmul(const tir::Tensor& a, const tir::Tensor& panels, const tir::Tensor& colsum,
                        const tir::Tensor& bias, const tir::Tensor& scale, int64_t n, const Requantize& rq,
-                       const MatmulKnobs& knobs);
+                       const MatmulKnobs& knobs, const Residual& residual = {});
 // Register-tiled schedule: (row tile, panel) parallel, acc tile_m x nb in registers with the
 // reduction outermost, the requantize epilogue on the tile.
 void schedule_int8_matmul(tir::Schedule& s, const Int8Matmul& mm, const MatmulKnobs& knobs);
@@ -84,10 +93,29 @@ struct Int8Conv2d {
 
 Int8Conv2d int8_conv2d(const tir::Tensor& x, const tir::Tensor& packed_w, const tir::Tensor& colsum,
                        const tir::Tensor& bias, const tir::Tensor& scale, int64_t kh, int64_t kw,
-                       const Conv2dGeometry& g, const Requantize& rq, const ConvKnobs& knobs);
+                       const Conv2dGeometry& g, const Requantize& rq, const ConvKnobs& knobs,
+                       const Residual& residual = {});
 // (n, channel block, output row) parallel; a tile_ow x ob accumulator tile in registers with
 // the reduction (channel words, kh, kw) outside it; the requantize epilogue on the tile.
 void schedule_int8_conv2d(tir::Schedule& s, const Int8Conv2d& conv, const ConvKnobs& knobs);
+
+// ---- int8 depthwise convolution (int8_depthwise.cc), groups == C == M ----
+// Input u8 NCHW[b]c [N, C/b, H, W, b]; weights s8 [C, 1, KH, KW] packed (at compile time when
+// constant) to [C/b, KH, KW, b] so a channel block's weights are one vector load; output u8
+// [N, C/b, OH, OW, b].
+// No byte dot product (each channel has its own weights): u8 x s8 products in i16 (exact:
+// |255 * 128| < 2^15) widened to i32 sums, vectorized over the channel block.
+struct Int8Depthwise {
+  tir::Tensor out;  // u8 [N, C/b, OH, OW, b]
+  tir::Tensor acc;  // i32, same shape
+  tir::Tensor pad;  // u8 [N, C/b, H + pads, W + pads, b]: zero-point padded input
+};
+
+tir::Tensor pack_depthwise_weights(const tir::Tensor& w, int64_t b);
+Int8Depthwise int8_depthwise_conv2d(const tir::Tensor& x, const tir::Tensor& packed_w, const tir::Tensor& colsum,
+                                    const tir::Tensor& bias, const tir::Tensor& scale, const Conv2dGeometry& g,
+                                    const Requantize& rq);
+void schedule_int8_depthwise(tir::Schedule& s, const Int8Depthwise& dw, int64_t tile_ow);
 
 }  // namespace kiln::topi::int8
 
