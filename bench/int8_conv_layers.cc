@@ -81,6 +81,16 @@ double time_call(F fn, int repeats) {
   return best;
 }
 
+// Seconds per call of the kernel `f` (JIT on the host) on `arrays` (its parameters, in order).
+double time_kernel(const tir::PrimFunc& f, std::vector<NDArray>& arrays, int repeats) {
+  kiln::codegen::LLVMModule module(kiln::codegen::host_target(), f->name);
+  module.add_prim_func(f);
+  kiln::codegen::JitModule jit(std::move(module));
+  std::vector<DLTensor> args;
+  for (NDArray& a : arrays) args.push_back(view(a));
+  return time_call([&] { jit.run(f->name, args); }, repeats);
+}
+
 struct ConvLayer {
   int64_t c, h, m, k, stride;
 };
@@ -98,17 +108,12 @@ double bench_conv(const ConvLayer& l, bool narrow, int repeats) {
   int8::Int8Conv2d conv = int8::int8_conv2d(X, PW, CS, B, S, l.k, l.k, g, {128, 0, 0, 255}, knobs);
   tir::Schedule s({conv.out});
   int8::schedule_int8_conv2d(s, conv, knobs);
-  kiln::codegen::LLVMModule module(kiln::codegen::host_target(), "int8_conv");
-  module.add_prim_func(tir::lower(s, {X, PW, CS, B, S, conv.out}, "int8_conv"));
-  kiln::codegen::JitModule jit(std::move(module));
   std::mt19937 rng(1);
   // Timing only: the values do not matter.
   std::vector<NDArray> arrays = {filled(DType::kU8, X->shape, rng, 0, 255), filled(DType::kI32, PW->shape, rng, 0, 0x3F3F3F3F),
                                  filled(DType::kI32, {l.m}, rng, -100, 100), filled(DType::kI32, {l.m}, rng, -100, 100),
                                  filled(DType::kF32, {l.m}, rng, 0, 0), NDArray::empty(DType::kU8, {1, l.m / ob, oh, oh, ob})};
-  std::vector<DLTensor> args;
-  for (NDArray& a : arrays) args.push_back(view(a));
-  const double sec = time_call([&] { jit.run("int8_conv", args); }, repeats);
+  const double sec = time_kernel(tir::lower(s, {X, PW, CS, B, S, conv.out}, "int8_conv"), arrays, repeats);
   return 2.0 * l.m * oh * oh * l.c * l.k * l.k / sec / 1e9;
 }
 
@@ -124,16 +129,11 @@ double bench_depthwise(int64_t c, int64_t h, int64_t stride, int repeats) {
   int8::Int8Depthwise dw = int8::int8_depthwise_conv2d(X, W, CS, B, S, g, {128, 0, 0, 255});
   tir::Schedule s({dw.out});
   int8::schedule_int8_depthwise(s, dw, oh <= 7 ? 7 : 8);
-  kiln::codegen::LLVMModule module(kiln::codegen::host_target(), "int8_dw");
-  module.add_prim_func(tir::lower(s, {X, W, CS, B, S, dw.out}, "int8_dw"));
-  kiln::codegen::JitModule jit(std::move(module));
   std::mt19937 rng(3);
   std::vector<NDArray> arrays = {filled(DType::kU8, X->shape, rng, 0, 255), filled(DType::kI8, W->shape, rng, -100, 100),
                                  filled(DType::kI32, {c}, rng, -100, 100), filled(DType::kI32, {c}, rng, -100, 100),
                                  filled(DType::kF32, {c}, rng, 0, 0), NDArray::empty(DType::kU8, {1, c / b, oh, oh, b})};
-  std::vector<DLTensor> args;
-  for (NDArray& a : arrays) args.push_back(view(a));
-  const double sec = time_call([&] { jit.run("int8_dw", args); }, repeats);
+  const double sec = time_kernel(tir::lower(s, {X, W, CS, B, S, dw.out}, "int8_dw"), arrays, repeats);
   return 2.0 * c * oh * oh * 9 / sec / 1e9;
 }
 
@@ -147,16 +147,11 @@ double bench_matmul(int64_t m, int64_t k, int64_t n, bool narrow, int repeats) {
   int8::Int8Matmul mm = int8::int8_matmul(A, P, CS, B, S, n, {128, 0, 0, 255}, knobs);
   tir::Schedule s({mm.out});
   int8::schedule_int8_matmul(s, mm, knobs);
-  kiln::codegen::LLVMModule module(kiln::codegen::host_target(), "int8_mm");
-  module.add_prim_func(tir::lower(s, {A, P, CS, B, S, mm.out}, "int8_mm"));
-  kiln::codegen::JitModule jit(std::move(module));
   std::mt19937 rng(2);
   std::vector<NDArray> arrays = {filled(DType::kU8, {m, k}, rng, 0, 255), filled(DType::kI32, P->shape, rng, 0, 0x3F3F3F3F),
                                  filled(DType::kI32, {n}, rng, -100, 100), filled(DType::kI32, {n}, rng, -100, 100),
                                  filled(DType::kF32, {n}, rng, 0, 0), NDArray::empty(DType::kU8, {m, n})};
-  std::vector<DLTensor> args;
-  for (NDArray& a : arrays) args.push_back(view(a));
-  const double sec = time_call([&] { jit.run("int8_mm", args); }, repeats);
+  const double sec = time_kernel(tir::lower(s, {A, P, CS, B, S, mm.out}, "int8_mm"), arrays, repeats);
   return 2.0 * m * k * n / sec / 1e9;
 }
 

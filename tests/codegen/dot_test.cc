@@ -20,6 +20,7 @@
 #include "kiln/tir/lower.h"
 #include "kiln/tir/printer.h"
 #include "kiln/tir/schedule.h"
+#include "topi/topi_test_util.h"
 
 namespace kiln::codegen {
 namespace {
@@ -34,16 +35,6 @@ ir::NDArray random_words(const ir::Shape& shape, unsigned seed, bool narrow) {
   auto* p = static_cast<uint8_t*>(a.mutable_raw_data());
   for (int64_t i = 0; i < 4 * a.numel(); ++i) p[i] = static_cast<uint8_t>(narrow ? small(rng) : byte(rng));
   return a;
-}
-
-DLTensor view(ir::NDArray& a) {
-  DLTensor t{};
-  t.data = a.mutable_raw_data();
-  t.device = {kDLCPU, 0};
-  t.ndim = static_cast<int32_t>(a.shape().size());
-  t.dtype = DLDataType{kDLInt, 32, 1};
-  t.shape = const_cast<int64_t*>(a.shape().data());
-  return t;
 }
 
 // C[i] = sum_k dot4(A[k, i], B[k, i]) (accumulate: the `acc + dot` form) or C[i] = dot4(A[0, i],
@@ -87,7 +78,9 @@ void expect_exact(const std::string& target, int64_t n, int lanes, bool narrow, 
   LLVMModule module(parse_target(target), f->name);
   module.add_prim_func(f);
   JitModule jit(std::move(module));
-  std::vector<DLTensor> args = {view(a), view(b), view(got)};
+  std::vector<std::vector<int64_t>> shapes(3);
+  std::vector<DLTensor> args = {topi::testing::dl_view(a, shapes[0]), topi::testing::dl_view(b, shapes[1]),
+                                topi::testing::dl_view(got, shapes[2])};
   jit.run(f->name, args);
   for (int64_t i = 0; i < n; ++i) {
     ASSERT_EQ(got.data<int32_t>()[i], want.data<int32_t>()[i]) << target << " " << f->name << " lane " << i << "\n" << to_string(f);

@@ -27,6 +27,17 @@ namespace {
 using ir::NDArray;
 using tir::DType;
 
+// Runs the kernel `f` (JIT on the host) on `arrays`, its parameters in order.
+void run_on_host(const tir::PrimFunc& f, const std::vector<NDArray*>& arrays) {
+  codegen::LLVMModule module(codegen::host_target(), f->name);
+  module.add_prim_func(f);
+  codegen::JitModule jit(std::move(module));
+  std::vector<std::vector<int64_t>> shapes(arrays.size());
+  std::vector<DLTensor> args;
+  for (size_t i = 0; i < arrays.size(); ++i) args.push_back(testing::dl_view(*arrays[i], shapes[i]));
+  jit.run(f->name, args);
+}
+
 struct Case {
   int64_t m, k, n;
   bool narrow;
@@ -95,15 +106,10 @@ void check(const Case& c, bool also_interpret = false) {
   tir::PrimFunc f = tir::lower(s, params, "int8_mm");
 
   NDArray out = NDArray::empty(DType::kU8, {c.m, c.n});
-  codegen::LLVMModule module(codegen::host_target(), "int8_mm");
-  module.add_prim_func(f);
-  codegen::JitModule jit(std::move(module));
-  std::vector<std::vector<int64_t>> shapes(6);
-  std::vector<DLTensor> args = {testing::dl_view(a, shapes[0]), testing::dl_view(w, shapes[1]),
-                                testing::dl_view(bias, shapes[2]), testing::dl_view(scale, shapes[3])};
-  if (c.residual) args.push_back(testing::dl_view(res, shapes[4]));
-  args.push_back(testing::dl_view(out, shapes[5]));
-  jit.run("int8_mm", args);
+  std::vector<NDArray*> arrays = {&a, &w, &bias, &scale};
+  if (c.residual) arrays.push_back(&res);
+  arrays.push_back(&out);
+  run_on_host(f, arrays);
   const std::vector<uint8_t> want = reference(c, a, w, bias, scale, res);
   int distinct = 0;
   for (int64_t i = 0; i < c.m * c.n; ++i) {
@@ -179,15 +185,10 @@ void check_conv(const ConvCase& c) {
   params.push_back(conv.out);
   tir::PrimFunc f = tir::lower(s, params, "int8_conv");
   NDArray out = NDArray::empty(DType::kU8, {c.n, c.m / ob, oh, ow, ob});
-  codegen::LLVMModule module(codegen::host_target(), "int8_conv");
-  module.add_prim_func(f);
-  codegen::JitModule jit(std::move(module));
-  std::vector<std::vector<int64_t>> shapes(6);
-  std::vector<DLTensor> args = {testing::dl_view(x, shapes[0]), testing::dl_view(w, shapes[1]),
-                                testing::dl_view(bias, shapes[2]), testing::dl_view(scale, shapes[3])};
-  if (c.residual) args.push_back(testing::dl_view(res, shapes[4]));
-  args.push_back(testing::dl_view(out, shapes[5]));
-  jit.run("int8_conv", args);
+  std::vector<NDArray*> arrays = {&x, &w, &bias, &scale};
+  if (c.residual) arrays.push_back(&res);
+  arrays.push_back(&out);
+  run_on_host(f, arrays);
 
   const auto* px = x.data<uint8_t>().data();
   const auto* pw = w.data<int8_t>().data();
@@ -266,14 +267,7 @@ void check_depthwise(const DwCase& d) {
   schedule_int8_depthwise(s, dw, 4);
   tir::PrimFunc f = tir::lower(s, {X, W, B, S, dw.out}, "int8_dw");
   NDArray out = NDArray::empty(DType::kU8, {1, d.c / d.b, oh, ow, d.b});
-  codegen::LLVMModule module(codegen::host_target(), "int8_dw");
-  module.add_prim_func(f);
-  codegen::JitModule jit(std::move(module));
-  std::vector<std::vector<int64_t>> shapes(5);
-  std::vector<DLTensor> args = {testing::dl_view(x, shapes[0]), testing::dl_view(w, shapes[1]),
-                                testing::dl_view(bias, shapes[2]), testing::dl_view(scale, shapes[3]),
-                                testing::dl_view(out, shapes[4])};
-  jit.run("int8_dw", args);
+  run_on_host(f, {&x, &w, &bias, &scale, &out});
   int distinct = 0;
   for (int64_t c = 0; c < d.c; ++c) {
     for (int64_t i = 0; i < oh; ++i) {
