@@ -30,7 +30,10 @@ inline tir::Expr requantize_u8(const tir::Expr& y, const tir::Expr& scale, int32
     Expr r = cast(f32, cast(Type(DType::kI32), res) - i32_const(res_zero_point)) * make_const(f32, res_scale);
     v = fma(cast(f32, y), scale, r);
   }
-  Expr q = cast(Type(DType::kI32), round(v)) + i32_const(out_zero_point);
+  // The rounding rule of the requantize op (src/ir/ops/quantize_params.h): half to even, clamped
+  // to +-2^30 before the conversion so that it is always defined.
+  const Expr limit = make_const(f32, 1073741824.0);
+  Expr q = cast(Type(DType::kI32), min(max(round(v), -limit), limit)) + i32_const(out_zero_point);
   return cast(Type(DType::kU8), min(max(q, i32_const(lo)), i32_const(hi)));
 }
 

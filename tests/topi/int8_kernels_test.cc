@@ -7,7 +7,9 @@
 // - blocked convolution: 1x1, 3x3 (padded, strided, dilated, asymmetric pads), the 7x7 stride-2
 //   stem on 3 channels, NCHW and NCHW8c inputs, channel tails (C % 4), column tails (OW % tile),
 //   a residual add + ReLU in the epilogue;
-// - depthwise convolution on NCHW[b]c: 3x3 pad 1, 5x5 stride 2 with asymmetric pads, ReLU clamp.
+// - depthwise convolution on NCHW[b]c: 3x3 pad 1, 5x5 stride 2 with asymmetric pads, ReLU clamp;
+// - the graph ops' reference executor: qnn_conv2d + requantize (src/ir/ops/quantize*.cc, per-channel
+//   x_scale, bias, ReLU clamp) equal the blocked kernel given scale = x_scale / y_scale.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -16,6 +18,7 @@
 #include "kiln/codegen/llvm_module.h"
 #include "kiln/codegen/target.h"
 #include "kiln/ir/ndarray.h"
+#include "kiln/ir/op.h"
 #include "kiln/tir/interpreter.h"
 #include "kiln/tir/lower.h"
 #include "kiln/topi/int8.h"
@@ -296,6 +299,92 @@ void check_depthwise(const DwCase& d) {
 TEST(Int8Depthwise, EqualsIntegerReferenceExactly) {
   check_depthwise({32, 14, 14, 16, 3, {1, 1, 1, 1, 1, 1, 1, 1}, {9, 128, 0, 255}});
   check_depthwise({24, 11, 13, 8, 5, {2, 2, 2, 1, 1, 2, 1, 1}, {128, 30, 30, 255}});
+}
+
+std::vector<NDArray> run_reference(const std::string& op, const std::vector<NDArray>& in, const ir::Attrs& attrs) {
+  const ir::OpDef& def = ir::OpRegistry::global().get(op);
+  const ir::Attrs a = ir::OpRegistry::global().validate_attrs(def, attrs);
+  std::vector<ir::TensorType> types;
+  for (const NDArray& x : in) types.push_back({x.dtype(), x.shape()});
+  return def.reference(in, a, def.infer_type(types, a));
+}
+
+TEST(Int8Conv2d, OtherTargetsGetTheirDotInstruction) {
+  // Compiled only: the same 3x3 kernel for AVX-512 VNNI (zmm vpdpbusd), AVX-VNNI and AArch64 sdot.
+  tir::Tensor X = tir::placeholder({1, 2, 8, 8, 16}, DType::kU8, "x");
+  tir::Tensor W = tir::placeholder({32, 32, 3, 3}, DType::kI8, "w");
+  tir::Tensor B = tir::placeholder({32}, DType::kI32, "bias");
+  tir::Tensor S = tir::placeholder({32}, DType::kF32, "scale");
+  const ConvKnobs knobs{16, 4, false};
+  Int8Conv2d conv = int8_conv2d(X, pack_conv_weights(W, 16), conv_weight_sums(W), B, S, 3, 3, {1, 1, 1, 1, 1, 1, 1, 1},
+                                {128, 0, 0, 255}, knobs);
+  tir::Schedule sch({conv.out});
+  schedule_int8_conv2d(sch, conv, knobs);
+  const tir::PrimFunc f = tir::lower(sch, {X, W, B, S, conv.out}, "int8_conv_isa");
+  for (auto [target, want] : std::vector<std::pair<std::string, std::string>>{
+           {"llvm -mtriple=x86_64-linux-gnu -mcpu=icelake-server", "vpdpbusd\t%zmm"},
+           {"llvm -mtriple=x86_64-linux-gnu -mattr=+avx2,+avxvnni", "vpdpbusd"},
+           {"llvm -mtriple=aarch64-linux-gnu -mattr=+dotprod", "sdot"}}) {
+    codegen::LLVMModule module(codegen::parse_target(target), "int8_conv_isa");
+    module.add_prim_func(f);
+    const std::string as = module.assembly();
+    EXPECT_NE(as.find(want), std::string::npos) << target << " lacks " << want;
+  }
+}
+
+TEST(Int8Conv2d, EqualsTheGraphOpsReference) {
+  // qnn_conv2d(x u8, w s8, x_zero_point, w_zero_point 0) -> requantize(x_scale [M], y_scale, y_zero_point,
+  // bias [M], clamp_min = y_zero_point: ReLU): the graph form the int8 layout pass will rewrite.
+  const int64_t n = 1, c = 24, h = 10, w = 9, m = 32, k = 3, ob = 16;
+  const int32_t xzp = 17, yzp = 40;
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int> u8(0, 255), s8(-128, 127), bd(-4000, 4000);
+  std::uniform_real_distribution<float> sd(0.5f, 1.5f);
+  NDArray x = NDArray::empty(DType::kU8, {n, c, h, w}), wt = NDArray::empty(DType::kI8, {m, c, k, k});
+  NDArray bias = NDArray::empty(DType::kI32, {m}), xs = NDArray::empty(DType::kF32, {m});
+  NDArray xzp_t = NDArray::empty(DType::kU8, {}), wzp_t = NDArray::empty(DType::kI8, {});
+  NDArray ys = NDArray::empty(DType::kF32, {}), yzp_t = NDArray::empty(DType::kU8, {});
+  for (auto& v : x.mutable_data<uint8_t>()) v = static_cast<uint8_t>(u8(rng));
+  for (auto& v : wt.mutable_data<int8_t>()) v = static_cast<int8_t>(s8(rng));
+  for (auto& v : bias.mutable_data<int32_t>()) v = bd(rng);
+  for (auto& v : xs.mutable_data<float>()) v = sd(rng) * 1e-3f;
+  xzp_t.mutable_data<uint8_t>()[0] = xzp;
+  wzp_t.mutable_data<int8_t>()[0] = 0;
+  ys.mutable_data<float>()[0] = 0.37f;
+  yzp_t.mutable_data<uint8_t>()[0] = yzp;
+  const ir::Attrs conv_attrs = ir::Attrs()
+                                   .set("strides", std::vector<int64_t>{2, 1})
+                                   .set("pads", std::vector<int64_t>{1, 0, 1, 2})
+                                   .set("dilations", std::vector<int64_t>{1, 1})
+                                   .set("groups", int64_t{1});
+  const NDArray acc = run_reference("qnn_conv2d", {x, wt, xzp_t, wzp_t}, conv_attrs)[0];
+  const NDArray want = run_reference("requantize", {acc, xs, ys, yzp_t, bias},
+                                     ir::Attrs().set("axis", int64_t{1}).set("clamp_min", int64_t{yzp}))[0];
+  const int64_t oh = want.shape()[2], ow = want.shape()[3];
+
+  // The fast kernel: scale = x_scale / y_scale (one f32 division, as the op computes it).
+  NDArray scale = NDArray::empty(DType::kF32, {m});
+  for (int64_t i = 0; i < m; ++i) scale.mutable_data<float>()[i] = xs.data<float>()[i] / ys.data<float>()[0];
+  const ConvKnobs knobs{ob, 4, false};
+  tir::Tensor X = tir::placeholder(x.shape(), DType::kU8, "x");
+  tir::Tensor W = tir::placeholder(wt.shape(), DType::kI8, "w");
+  tir::Tensor B = tir::placeholder({m}, DType::kI32, "bias");
+  tir::Tensor S = tir::placeholder({m}, DType::kF32, "scale");
+  const Conv2dGeometry g{2, 1, 1, 0, 1, 2, 1, 1};
+  Int8Conv2d conv = int8_conv2d(X, pack_conv_weights(W, ob), conv_weight_sums(W), B, S, k, k, g, {xzp, yzp, yzp, 255}, knobs);
+  tir::Schedule sch({conv.out});
+  schedule_int8_conv2d(sch, conv, knobs);
+  NDArray out = NDArray::empty(DType::kU8, {n, m / ob, oh, ow, ob});
+  run_on_host(tir::lower(sch, {X, W, B, S, conv.out}, "int8_conv_vs_ops"), {&x, &wt, &bias, &scale, &out});
+  int distinct = 0;
+  for (int64_t mm = 0; mm < m; ++mm) {
+    for (int64_t i = 0; i < oh * ow; ++i) {
+      const uint8_t expected = want.data<uint8_t>()[mm * oh * ow + i];
+      ASSERT_EQ(int{out.data<uint8_t>()[((mm / ob) * oh * ow + i) * ob + mm % ob]}, int{expected}) << "channel " << mm << " pixel " << i;
+      distinct += expected != want.data<uint8_t>()[0];
+    }
+  }
+  EXPECT_GT(distinct, 0) << "degenerate outputs: the test would not see errors";
 }
 
 }  // namespace
