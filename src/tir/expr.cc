@@ -169,6 +169,8 @@ const char* call_op_name(CallOp op) {
     case CallOp::kBitNot: return "bit_not";
     case CallOp::kShiftLeft: return "shift_left";
     case CallOp::kShiftRight: return "shift_right";
+    case CallOp::kDot4U8S8: return "dot4_u8s8";
+    case CallOp::kDot4U8S8Narrow: return "dot4_u8s8_narrow";
   }
   return "?";
 }
@@ -185,8 +187,12 @@ bool is_bit_op(CallOp op) {
   }
 }
 
+bool is_dot_op(CallOp op) { return op == CallOp::kDot4U8S8 || op == CallOp::kDot4U8S8Narrow; }
+
 int call_op_arity(CallOp op) {
   switch (op) {
+    case CallOp::kDot4U8S8:
+    case CallOp::kDot4U8S8Narrow:
     case CallOp::kPow:
     case CallOp::kBitAnd:
     case CallOp::kBitOr:
@@ -205,7 +211,9 @@ Expr Call::make(CallOp op, std::vector<Expr> args) {
     KILN_ICHECK(a.defined()) << call_op_name(op) << " with an undefined argument";
     KILN_ICHECK(a.type() == args[0].type()) << call_op_name(op) << " with arguments of different types";
   }
-  if (is_bit_op(op)) {
+  if (is_dot_op(op)) {
+    KILN_ICHECK(args[0].type().dtype == DType::kI32) << call_op_name(op) << " of type " << args[0].type().to_string() << " (needs i32 lanes of 4 bytes)";
+  } else if (is_bit_op(op)) {
     KILN_ICHECK(args[0].type().is_int_or_uint()) << call_op_name(op) << " of non-integer type " << args[0].type().to_string();
   } else {
     KILN_ICHECK(args[0].type().is_float()) << call_op_name(op) << " of non-float type " << args[0].type().to_string();
@@ -515,6 +523,10 @@ KILN_TIR_BINARY_BIT_CALL(shift_left, kShiftLeft)
 KILN_TIR_BINARY_BIT_CALL(shift_right, kShiftRight)
 #undef KILN_TIR_BINARY_BIT_CALL
 Expr bit_not(Expr a) { return Call::make(CallOp::kBitNot, {std::move(a)}); }
+Expr dot4_u8s8(Expr a, Expr b, bool narrow) {
+  match_types("dot4_u8s8", a, b);
+  return Call::make(narrow ? CallOp::kDot4U8S8Narrow : CallOp::kDot4U8S8, {std::move(a), std::move(b)});
+}
 
 Expr sum(Expr source, std::vector<IterVar> axis) { return Reduce::make(ReduceOp::kSum, std::move(source), std::move(axis)); }
 Expr prod_reduce(Expr source, std::vector<IterVar> axis) {

@@ -354,10 +354,34 @@ class Interpreter {
     }
   }
 
+  // One lane of a byte dot product (CallOp kDot4U8S8*): exact; the narrow form checks its
+  // guarantee (each pair of products fits in i16) instead of saturating like vpmaddubsw.
+  static int64_t dot_call(CallOp op, int64_t a, int64_t b) {
+    int64_t total = 0;
+    for (int pair = 0; pair < 2; ++pair) {
+      int64_t s = 0;
+      for (int j = 2 * pair; j < 2 * pair + 2; ++j) {
+        const int64_t ua = (static_cast<uint64_t>(a) >> (8 * j)) & 0xFF;
+        const int64_t sb = static_cast<int8_t>(static_cast<uint8_t>((static_cast<uint64_t>(b) >> (8 * j)) & 0xFF));
+        s += ua * sb;
+      }
+      if (op == CallOp::kDot4U8S8Narrow && (s < -32768 || s > 32767)) {
+        KILN_IFAIL() << "dot4_u8s8_narrow: a pair of byte products sums to " << s
+                     << ", outside i16 (the narrow form needs the s8 operand's bytes in [-64, 64])";
+      }
+      total += s;
+    }
+    return total;
+  }
+
   Value call(const Call* op) {
     std::vector<Value> args;
     for (const Expr& a : op->args) args.push_back(eval(a));
     Value r{op->type, {}, {}};
+    if (is_dot_op(op->op)) {
+      for (int l = 0; l < op->type.lanes; ++l) r.i.push_back(dot_call(op->op, args[0].i[l], args[1].i[l]));
+      return r;
+    }
     if (is_bit_op(op->op)) {
       for (int l = 0; l < op->type.lanes; ++l) {
         r.i.push_back(bit_call(op->op, op->type, args[0].i[l], args.size() > 1 ? args[1].i[l] : 0));

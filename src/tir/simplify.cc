@@ -229,7 +229,7 @@ class Simplifier : public IRMutator {
   Expr visit(const Call* op) override {
     Expr e = IRMutator::visit(op);
     const auto* c = e.as<Call>();
-    if (!c || is_bit_op(c->op)) return e;
+    if (!c || is_bit_op(c->op) || is_dot_op(c->op)) return e;
     std::vector<double> args;
     for (const Expr& a : c->args) {
       double v;

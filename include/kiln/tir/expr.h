@@ -178,12 +178,22 @@ struct Cast : public ExprNode {
 // kBitNot(a); kShiftLeft/kShiftRight(a, n) shift by n bits (logical for unsigned, arithmetic for
 // signed types), and a shift by n < 0 or n >= the type's bits gives 0 (-1 for a right shift of a
 // negative signed value), as numpy's wide shifts do.
+// The byte dot products (int8 kernels, `is_dot_op`) take two i32 operands of equal lanes, each
+// lane holding 4 bytes (byte j = bits 8j..8j+7), and return i32: kDot4U8S8(a, b) lane l =
+// sum_j u8(a.byte j) * s8(b.byte j), exact (|sum| <= 4 * 255 * 128). kDot4U8S8Narrow(a, b) is the
+// same value under the caller's guarantee that each pair a.b0*b.b0 + a.b1*b.b1 (and b2, b3) fits
+// in i16, which holds when every byte of b is in [-64, 64]; it lets AVX2 use vpmaddubsw without
+// its 16-bit saturation changing the result (the interpreter checks the guarantee). Codegen lowers
+// `acc + dot` to vpdpbusd (AVX-VNNI / AVX-512 VNNI), vpmaddubsw + vpmaddwd (AVX2), sdot/usdot
+// (AArch64 +dotprod / +i8mm) or widening multiplies (docs/int8.md, "Integer kernels").
 enum class CallOp : uint8_t {
   kExp, kLog, kSqrt, kRsqrt, kTanh, kErf, kSigmoid, kPow, kFabs, kFloor, kCeil, kRound, kSin,
-  kCos, kFma, kBitAnd, kBitOr, kBitXor, kBitNot, kShiftLeft, kShiftRight
+  kCos, kFma, kBitAnd, kBitOr, kBitXor, kBitNot, kShiftLeft, kShiftRight, kDot4U8S8, kDot4U8S8Narrow
 };
 // True for the integer bit operations above (kBitAnd ... kShiftRight).
 bool is_bit_op(CallOp op);
+// True for the byte dot products (kDot4U8S8, kDot4U8S8Narrow).
+bool is_dot_op(CallOp op);
 const char* call_op_name(CallOp op);
 int call_op_arity(CallOp op);
 
@@ -321,6 +331,8 @@ Expr sin(Expr x);
 Expr cos(Expr x);
 Expr fma(Expr a, Expr b, Expr c);
 Expr bit_and(Expr a, Expr b);
+// Byte dot product of i32 lanes holding 4 bytes each (CallOp kDot4U8S8 / kDot4U8S8Narrow).
+Expr dot4_u8s8(Expr a, Expr b, bool narrow = false);
 Expr bit_or(Expr a, Expr b);
 Expr bit_xor(Expr a, Expr b);
 Expr bit_not(Expr a);

@@ -84,6 +84,8 @@ class CodeGenLLVM {
   llvm::Value* emit_call(const tir::Call* op);
   llvm::Value* emit_math(tir::CallOp op, const std::vector<llvm::Value*>& args, const tir::Type& t);
   llvm::Value* emit_bit_op(tir::CallOp op, const std::vector<llvm::Value*>& args, const tir::Type& t);
+  // acc + a byte dot product (codegen_llvm_dot.cc); acc may be null (zero).
+  llvm::Value* emit_dot(const tir::Call* op, llvm::Value* acc);
   // `bounded`: the caller guarantees x in [-87.3, 88.7] or NaN (one power-of-two factor).
   llvm::Value* emit_exp_f32(llvm::Value* x, bool bounded = false);
   llvm::Value* emit_tanh_f32(llvm::Value* x);

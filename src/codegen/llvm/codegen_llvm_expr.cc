@@ -130,7 +130,11 @@ llvm::Value* CodeGenLLVM::emit_binary(const Expr& e) {
   const bool uns = t.is_uint() || t.is_bool();
   switch (n->kind) {
     case IRNodeKind::kAdd: {
-      auto [a, b] = operands(e.as<Add>());
+      // acc + dot4(a, b): the dot product instructions accumulate (vpdpbusd, sdot).
+      const Add* add = e.as<Add>();
+      if (const auto* dot = add->b.as<Call>(); dot && is_dot_op(dot->op)) return emit_dot(dot, emit_expr(add->a));
+      if (const auto* dot = add->a.as<Call>(); dot && is_dot_op(dot->op)) return emit_dot(dot, emit_expr(add->b));
+      auto [a, b] = operands(add);
       return fl ? builder_.CreateFAdd(a, b) : builder_.CreateAdd(a, b, "", false, nsw);
     }
     case IRNodeKind::kSub: {
