@@ -9,8 +9,11 @@
 //     of a missing node: each a UserError naming the problem.
 // Skips when the fixture could not run (no torch/onnx/sklearn).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -38,8 +41,16 @@ std::string read_bytes(const fs::path& p) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
+const fs::path kTmp = fs::temp_directory_path() / ("kiln-quantize-test-" + std::to_string(getpid()));
+struct RemoveTmp {
+  ~RemoveTmp() {
+    std::error_code ec;
+    fs::remove_all(kTmp, ec);
+  }
+} remove_tmp;
+
 fs::path tmp(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / ("kiln-quantize-test-" + std::to_string(getpid()));
+  const fs::path& d = kTmp;
   fs::create_directories(d);
   return d / name;
 }
@@ -93,6 +104,97 @@ TEST(Quantize, DigitsAccuracyDropsAtMostHalfAPoint) {
               << r.summary();
     EXPECT_GE(int8, f32 - 0.5);
   }
+}
+
+TEST(Quantize, DynamicMatMulWritesMatMulIntegerAndStaysClose) {
+  SKIP_IF_NO_CASES();
+  driver::QuantizeOptions o;
+  o.model_path = (kCases / "mlp.onnx").string();
+  o.output_path = tmp("mlp.int8.onnx").string();
+  o.calibration = {driver::parse_calibration_option("x=" + (kCases / "mlp_calib.npy").string())};
+  o.dynamic = true;
+  const driver::QuantizeReport r = driver::quantize_model(o);
+  EXPECT_EQ(r.dynamic_nodes, 2) << r.summary();
+  EXPECT_EQ(r.quantized_nodes, 0);
+  const std::string written = read_bytes(o.output_path);
+  EXPECT_NE(written.find("DynamicQuantizeLinear"), std::string::npos);
+  EXPECT_NE(written.find("MatMulInteger"), std::string::npos);
+  ASSERT_EQ(r.outputs.size(), 1u);
+  EXPECT_GT(r.outputs[0].cosine, 0.999) << r.summary();
+  EXPECT_EQ(r.layers.size(), 2u);
+}
+
+TEST(Quantize, SkipKeepsANodeInF32) {
+  SKIP_IF_NO_CASES();
+  driver::QuantizeOptions o = digits_options(tmp("skip.onnx").string());
+  o.skip = {"/fc2/Gemm"};
+  o.report_samples = 0;
+  const driver::QuantizeReport r = driver::quantize_model(o);
+  EXPECT_EQ(r.quantized_nodes, 6) << r.summary();
+  o.skip = {"no_such_node"};
+  EXPECT_THROW(driver::quantize_model(o), UserError);
+}
+
+// Runs quantize_model with one calibration array and expects a UserError whose text holds `needle`.
+void expect_calibration_error(const ir::NDArray& data, const std::string& needle) {
+  const std::string file = tmp("bad.npy").string();
+  ir::write_npy(file, data);
+  driver::QuantizeOptions o = digits_options(tmp("bad.int8.onnx").string());
+  o.calibration = {driver::parse_calibration_option(file)};
+  try {
+    driver::quantize_model(o);
+    ADD_FAILURE() << "no error for " << needle;
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(file), std::string::npos) << e.what();
+  }
+}
+
+TEST(Quantize, BadCalibrationDataIsAUserError) {
+  SKIP_IF_NO_CASES();
+  expect_calibration_error(ir::NDArray::empty(ir::DType::kF64, {4, 1, 8, 8}), "dtype f64");
+  expect_calibration_error(ir::NDArray::empty(ir::DType::kF32, {4, 1, 8, 9}), "does not match the input's shape");
+  expect_calibration_error(ir::NDArray::empty(ir::DType::kF32, {4, 8, 8}), "rank 3");
+  expect_calibration_error(ir::NDArray::empty(ir::DType::kF32, {0, 1, 8, 8}), "no samples");
+  ir::NDArray nan = ir::NDArray::empty(ir::DType::kF32, {2, 1, 8, 8});
+  nan.set_from_double(70, std::nan(""));
+  expect_calibration_error(nan, "non-finite");
+
+  driver::QuantizeOptions o = digits_options(tmp("bad.int8.onnx").string());
+  o.calibration = {};
+  EXPECT_THROW(driver::quantize_model(o), UserError);  // empty set
+  const fs::path empty_dir = tmp("empty_dir");
+  fs::create_directories(empty_dir);
+  o.calibration = {driver::parse_calibration_option(empty_dir.string())};
+  try {
+    driver::quantize_model(o);
+    ADD_FAILURE() << "no error for a directory without .npy files";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("no .npy files"), std::string::npos) << e.what();
+  }
+  o.calibration = {driver::parse_calibration_option("nope=" + (kCases / "digits_calib.npy").string())};
+  try {
+    driver::quantize_model(o);
+    ADD_FAILURE() << "no error for an unknown input";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("no input 'nope'"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(driver::parse_calibration_method("median"), UserError);
+}
+
+TEST(Quantize, CalibrationDirectoryOfSamples) {
+  SKIP_IF_NO_CASES();
+  const fs::path dir = tmp("calib_dir");
+  fs::create_directories(dir);
+  const ir::NDArray all = ir::read_npy((kCases / "digits_calib.npy").string());
+  for (int i = 0; i < 3; ++i) {
+    ir::NDArray one = ir::NDArray::empty(ir::DType::kF32, {1, 1, 8, 8});
+    std::memcpy(one.mutable_raw_data(), static_cast<const float*>(all.raw_data()) + i * 64, 64 * sizeof(float));
+    ir::write_npy((dir / (std::to_string(i) + ".npy")).string(), one);
+  }
+  driver::QuantizeOptions o = digits_options(tmp("dir.int8.onnx").string());
+  o.calibration = {driver::parse_calibration_option("image=" + dir.string())};
+  EXPECT_EQ(driver::quantize_model(o).samples, 3);
 }
 
 }  // namespace
