@@ -394,9 +394,11 @@ QuantizeReport quantize_model(const QuantizeOptions& o) {
   const int k_samples = std::min<int>(o.report_samples, static_cast<int>(set.samples.size()));
   if (k_samples > 0 && f32) {
     if (o.progress) *o.progress << "compiling the fake-quantized model for the error report\n";
-    CompiledModel fake(qdq::write_qdq_model(o.model_path, plan, qdq::QdqForm::kFakeQuantF32, layer_tensors), o.model_path,
-                       shapes, o.target, "fake-quantized f32");
+    // Each layer's output, its first input (for the error it adds), then the model outputs.
     std::vector<std::string> compared(layer_tensors);
+    for (int k : layer_nodes) compared.push_back(f.nodes[static_cast<size_t>(k)].inputs[0]);
+    CompiledModel fake(qdq::write_qdq_model(o.model_path, plan, qdq::QdqForm::kFakeQuantF32, compared), o.model_path,
+                       shapes, o.target, "fake-quantized f32");
     compared.insert(compared.end(), f.outputs.begin(), f.outputs.end());
     std::vector<ErrorSums> sums(compared.size());
     for (int i = 0; i < k_samples; ++i) {
@@ -409,16 +411,19 @@ QuantizeReport quantize_model(const QuantizeOptions& o) {
         if (a && b && n1 == n2) sums[t].add(a, b, n1);
       }
     }
+    const size_t n_layers = layer_nodes.size();
     for (size_t t = 0; t < compared.size(); ++t) {
+      if (t >= n_layers && t < 2 * n_layers) continue;
       LayerError e;
       e.tensor = compared[t];
       e.rel_l2 = sums[t].rel_l2();
       e.cosine = sums[t].cosine();
-      e.flagged = e.rel_l2 > o.error_threshold;
-      if (t < layer_nodes.size()) {
+      if (t < n_layers) {
         const auto& n = f.nodes[static_cast<size_t>(layer_nodes[t])];
         e.node = label(n);
         e.op_type = n.op_type;
+        e.added = e.rel_l2 - sums[n_layers + t].rel_l2();
+        e.flagged = e.added > o.error_threshold;
         report.layers.push_back(e);
       } else {
         e.node = "(model output)";
@@ -426,8 +431,9 @@ QuantizeReport quantize_model(const QuantizeOptions& o) {
       }
     }
     std::stable_sort(report.layers.begin(), report.layers.end(),
-                     [](const LayerError& a, const LayerError& b) { return a.rel_l2 > b.rel_l2; });
+                     [](const LayerError& a, const LayerError& b) { return a.added > b.added; });
   }
+  report.report_samples = k_samples;
   report.total_seconds = seconds_since(t0);
   return report;
 }
@@ -443,14 +449,15 @@ std::string QuantizeReport::summary() const {
   for (const auto& n : notes) s << "  note: " << n << "\n";
   s.precision(4);
   if (!layers.empty()) {
-    s << "per-layer error, fake-quantized vs f32 (accumulated through the network), worst first:\n";
-    s << "  rel-L2    cosine    layer\n";
+    s << "per-layer error, fake-quantized vs f32 on " << report_samples << " samples: the relative L2 error\n"
+         "the layer adds to its input's, then its output's (accumulated) relative L2 error and cosine; worst first:\n";
+    s << "  added     rel-L2    cosine    layer\n";
     int shown = 0, flagged = 0;
     for (const auto& e : layers) {
       flagged += e.flagged;
       if (shown >= 15 && !e.flagged) continue;
       ++shown;
-      s << "  " << e.rel_l2 << "    " << e.cosine << "    " << e.op_type << " " << e.node << (e.flagged ? "   <-- high" : "") << "\n";
+      s << "  " << (e.added >= 0 ? " " : "") << e.added << "   " << e.rel_l2 << "    " << e.cosine << "    " << e.op_type << " " << e.node << (e.flagged ? "   <-- high" : "") << "\n";
     }
     if (static_cast<size_t>(shown) < layers.size()) s << "  (" << layers.size() - static_cast<size_t>(shown) << " more layers below)\n";
     if (flagged > 0) s << "  " << flagged << " layers above the threshold: keep the worst in f32 with --skip NODE\n";

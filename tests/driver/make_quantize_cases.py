@@ -2,7 +2,7 @@
 
 Writes into OUT_DIR:
   digits.onnx             a small CNN (conv/relu, residual add, max-pool, gemm) TRAINED here on
-                          scikit-learn's digits (8x8 images, 10 classes), opset 13, batch 1
+                          scikit-learn's digits (8x8 images, 10 classes), opset 13, symbolic batch
   digits_calib.npy        f32 [500, 1, 8, 8]: training images (the calibration set)
   digits_test_x.npy       f32 [N, 1, 8, 8]: held-out test images;  digits_test_y.npy: int64 labels
   digits_f32_accuracy.txt PyTorch's f32 test accuracy (percent)
@@ -72,7 +72,8 @@ def main(out):
     with torch.no_grad():
         acc = float((model(torch.from_numpy(xte)).argmax(1).numpy() == yte).mean() * 100)
     torch.onnx.export(model, torch.zeros(1, 1, 8, 8), os.path.join(out, "digits.onnx"), input_names=["image"],
-                      output_names=["logits"], opset_version=13, do_constant_folding=True)
+                      output_names=["logits"], opset_version=13, do_constant_folding=True,
+                      dynamic_axes={"image": {0: "batch"}, "logits": {0: "batch"}})
     np.save(os.path.join(out, "digits_calib.npy"), xtr[:500])
     np.save(os.path.join(out, "digits_test_x.npy"), xte)
     np.save(os.path.join(out, "digits_test_y.npy"), yte)

@@ -29,7 +29,7 @@ void add_quantize_options(CLI::App* cmd, QuantizeCliOptions* o) {
       ->check(CLI::Range(0, 1000000));
   cmd->add_option("--write-fake-quant", o->fake_quant_path,
                   "Also write the fake-quantized f32 twin of the QDQ model (same numerics in f32 ops) to this file");
-  cmd->add_option("--error-threshold", o->error_threshold, "Flag layers whose relative L2 error exceeds this (default 0.1)");
+  cmd->add_option("--error-threshold", o->error_threshold, "Flag layers that add more relative L2 error than this (default 0.05)");
 }
 
 driver::QuantizeOptions to_quantize_options(const QuantizeCliOptions& o, const std::string& model, const std::string& output,

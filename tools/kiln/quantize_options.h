@@ -19,7 +19,7 @@ struct QuantizeCliOptions {
   bool dynamic = false;
   bool reduce_range = false;
   int report_samples = 4;
-  double error_threshold = 0.1;
+  double error_threshold = 0.05;
   std::string fake_quant_path;
 };
 

@@ -58,7 +58,7 @@ struct QuantizeOptions {
   std::map<std::string, ir::Shape> input_shapes;  // overrides the shapes taken from the samples
   std::string target = "llvm";  // for the calibration artifacts
   int report_samples = 4;       // samples the error report runs (0: no report)
-  double error_threshold = 0.1;  // layers whose relative L2 error exceeds it are flagged
+  double error_threshold = 0.05;  // layers adding more relative L2 error than this are flagged
   std::ostream* progress = nullptr;  // progress lines (a bar when it is a terminal's stderr); null: none
 };
 
@@ -67,7 +67,8 @@ struct LayerError {
   std::string node;     // node name (or its first output when unnamed)
   std::string op_type;
   std::string tensor;   // the compared tensor
-  double rel_l2 = 0;    // ||q - f|| / ||f||
+  double rel_l2 = 0;    // ||q - f|| / ||f||, accumulated through the network
+  double added = 0;     // rel_l2 minus its first input's rel_l2: the error this layer adds
   double cosine = 1;
   bool flagged = false;
 };
@@ -75,6 +76,7 @@ struct LayerError {
 struct QuantizeReport {
   std::string output_path;
   int samples = 0;           // calibration samples run
+  int report_samples = 0;    // samples the error report ran
   int quantized_nodes = 0;   // static Conv/MatMul/Gemm + activation-only nodes
   int dynamic_nodes = 0;
   int activations = 0;       // tensors with a QuantizeLinear/DequantizeLinear pair
