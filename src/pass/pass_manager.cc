@@ -26,7 +26,7 @@ const std::vector<PassEntry>& pass_table() {
       {"AlterOpLayout", make_alter_op_layout}, {"FuseOps", make_fuse_ops},
       {"FuseLayerNorm", make_fuse_layer_norm}, {"FuseRmsNorm", make_fuse_rms_norm}, {"PackMatmulWeights", make_pack_matmul_weights},
       {"ConvertConvToWinograd", make_convert_conv_to_winograd}, {"CancelTransposes", make_cancel_transposes},
-      {"ComputeHalfInFloat", make_compute_half_in_float},
+      {"ComputeHalfInFloat", make_compute_half_in_float}, {"RealizeQuantizedOps", make_realize_quantized_ops},
   };
   return table;
 }
@@ -53,10 +53,10 @@ std::vector<std::string> passes_for_level(int opt_level) {
     case 0: return {};
     case 1: return {"ComputeHalfInFloat", "CancelTransposes", "SimplifyInference", "FoldConstant", "DeadCodeElimination"};
     case 2:
-      return {"ComputeHalfInFloat", "CancelTransposes", "SimplifyInference", "FoldConstant", "EliminateCommonSubexpr", "FuseLayerNorm",
-              "FuseRmsNorm", "DeadCodeElimination", "FuseOps"};
+      return {"ComputeHalfInFloat", "CancelTransposes", "SimplifyInference", "RealizeQuantizedOps", "FoldConstant",
+              "EliminateCommonSubexpr", "FuseLayerNorm", "FuseRmsNorm", "DeadCodeElimination", "FuseOps"};
     case 3:
-      return {"ComputeHalfInFloat", "CancelTransposes",      "SimplifyInference",     "FoldConstant",        "EliminateCommonSubexpr", "FuseLayerNorm",
+      return {"ComputeHalfInFloat", "CancelTransposes",      "SimplifyInference",     "RealizeQuantizedOps", "FoldConstant",        "EliminateCommonSubexpr", "FuseLayerNorm",
               "FuseRmsNorm", "DeadCodeElimination",   "AlterOpLayout",       "PackMatmulWeights",      "FoldConstant",
               "ConvertConvToWinograd", "EliminateCommonSubexpr", "DeadCodeElimination", "FuseOps"};
     default:

@@ -102,7 +102,8 @@ ComputeResult conv2d_compute(const std::vector<Tensor>& in, const ir::Attrs& att
   const Conv2dParams p = conv2d_params(attrs);
   const Tensor x = in[0], w = in[1];
   const DType dt = out[0].dtype;
-  const bool fast_type = dt == DType::kF32 || dt == DType::kF64;
+  // i32: qnn_conv2d's zero-point-shifted operands (quantize_qnn.cc), exact integer sums.
+  const bool fast_type = dt == DType::kF32 || dt == DType::kF64 || dt == DType::kI32;
   const int64_t C = x.shape()[1], M = out[0].shape[1];
   if (fast_type && p.groups == 1) {
     const int64_t ob = conv2d_oc_block(M, out[0].shape[3], hints);

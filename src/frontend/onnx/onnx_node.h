@@ -197,6 +197,12 @@ void add_elementwise_ext_converters(std::map<std::string, Converter>& table);  /
 void add_reduce_norm_converters(std::map<std::string, Converter>& table);      // onnx_ops_reduce_norm.cc
 void add_control_flow_converters(std::map<std::string, Converter>& table);
 void add_data_dependent_converters(std::map<std::string, Converter>& table);  // onnx_ops_data_dependent.cc
+// QuantizeLinear, DequantizeLinear, QLinearConv/MatMul, ConvInteger, MatMulInteger,
+// DynamicQuantizeLinear (onnx_ops_quant.cc).
+void add_quant_converters(std::map<std::string, Converter>& table);
+// op_type -> converter for the com.microsoft domain (ONNX Runtime's quantized contrib operators;
+// onnx_ops_quant.cc).
+const std::map<std::string, Converter>& contrib_converters();
 
 // The name of a TensorProto data type ("FLOAT", "UINT4", ...; "UNDEFINED" for unknown values).
 const char* onnx_type_name(int t);

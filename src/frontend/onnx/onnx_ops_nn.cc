@@ -191,6 +191,7 @@ const std::map<std::string, Converter>& converters() {
     add_elementwise_ext_converters(t);
     add_reduce_norm_converters(t);
     add_control_flow_converters(t);
+    add_quant_converters(t);
     add_legacy_converters(t);  // last: wraps the converters above
     return t;
   }();

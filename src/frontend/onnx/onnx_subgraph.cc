@@ -29,13 +29,19 @@ const char* value_kind_name(OnnxGraphValue::Kind k) {
 
 void convert_node(ImportContext& ctx, const OnnxNode& node) {
   ctx.begin_node(&node);
-  if (!(node.domain.empty() || node.domain == "ai.onnx")) {
+  const bool contrib = node.domain == "com.microsoft";  // ONNX Runtime's quantized contrib operators
+  if (!(node.domain.empty() || node.domain == "ai.onnx" || contrib)) {
     throw UserError(UserErrorKind::kUnsupported, ctx.node_subject(),
-                    "operator domain '" + node.domain + "' is not supported (only ai.onnx)",
+                    "operator domain '" + node.domain + "' is not supported (only ai.onnx and com.microsoft's quantized operators)",
                     "supported operators: " + supported_list());
   }
-  const auto& table = converters();
+  const auto& table = contrib ? contrib_converters() : converters();
   auto it = table.find(node.op_type);
+  if (it == table.end() && contrib) {
+    throw UserError(UserErrorKind::kUnsupported, ctx.node_subject(),
+                    "operator com.microsoft." + node.op_type + " is not supported",
+                    "Kiln imports the com.microsoft quantized operators listed in docs/int8.md");
+  }
   if (it == table.end()) {
     throw UserError(UserErrorKind::kUnsupported, ctx.node_subject(),
                     "operator " + node.op_type + " (opset " + std::to_string(ctx.opset()) + ") is not supported",
