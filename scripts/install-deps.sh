@@ -18,6 +18,8 @@ PACKAGES=(
   # Python module, test-model generation and Python tests
   python3 python3-dev python3-numpy python3-onnx python3-pytest pybind11-dev
   python3-torch python3-torchvision
+  # int8 accuracy test (tests/driver/make_quantize_cases.py trains on scikit-learn's digits)
+  python3-sklearn
 )
 
 # Test hook (tests/build/install_deps_test.sh): extra package names to require, e.g. one that

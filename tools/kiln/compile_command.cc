@@ -1,6 +1,8 @@
 // `kiln compile MODEL.onnx -o OUT.so [--target T] [-O N] [--input-shape NAME:D0,D1,...] [--bind NAME=FILE.npy]
-//  [--dump-ir-after=PASS|all]` (or `--example NAME` instead of MODEL): builds one artifact and
-// prints what it did (src/driver/compile.cc, docs/compile.md).
+//  [--dump-ir-after=PASS|all] [--quantize int8 --calibration ... (the options of kiln quantize)]`
+// (or `--example NAME` instead of MODEL): builds one artifact and prints what it did
+// (src/driver/compile.cc, docs/compile.md). With --quantize int8 the model is first quantized
+// into OUT's stem + .int8.onnx (quantize_command.cc, docs/int8.md) and that model is compiled.
 #include <cmath>
 #include <filesystem>
 #include <iostream>
@@ -12,7 +14,9 @@
 #include "kiln/driver/compile.h"
 #include "kiln/frontend/onnx.h"
 #include "kiln/ir/npy.h"
+#include "kiln/driver/quantize.h"
 #include "kiln/support/error.h"
+#include "quantize_options.h"
 
 namespace kiln::cli {
 
@@ -28,6 +32,8 @@ void register_compile(CLI::App& app, CommandContext& ctx) {
     std::vector<std::string> binds;
     std::string dump_ir_after;
     std::vector<std::string> disabled_passes;
+    std::string quantize;
+    QuantizeCliOptions q;
   };
   auto opts = std::make_shared<Options>();
   auto* model_opt = cmd->add_option("model", opts->model, "ONNX model file");
@@ -43,6 +49,9 @@ void register_compile(CLI::App& app, CommandContext& ctx) {
                   "Specialize graph input NAME to the constant in FILE.npy: NAME=FILE.npy (repeatable)");
   cmd->add_option("--dump-ir-after", opts->dump_ir_after, "Print the graph IR after pass PASS (or all) to stderr");
   cmd->add_option("--disable-pass", opts->disabled_passes, "Skip a pass by name (repeatable)");
+  cmd->add_option("--quantize", opts->quantize, "Quantize first (int8: kiln quantize into OUT_STEM.int8.onnx, then compile that)")
+      ->check(CLI::IsMember({"int8"}));
+  add_quantize_options(cmd, &opts->q);
   cmd->callback([opts, &ctx] {
     if (opts->model.empty() && opts->example.empty()) {
       throw UserError(UserErrorKind::kInvalidArgument, "kiln compile", "no model given",
@@ -70,7 +79,18 @@ void register_compile(CLI::App& app, CommandContext& ctx) {
         ir::write_npy(file, a);
         std::cout << "example input: " << in->name() << "=" << file << "\n";
       }
+    } else if (!opts->quantize.empty()) {
+      std::filesystem::path p(opts->output);
+      const std::string qmodel = (p.parent_path() / (p.stem().string() + ".int8.onnx")).string();
+      const driver::QuantizeReport q =
+          driver::quantize_model(to_quantize_options(opts->q, opts->model, qmodel, opts->input_shapes, opts->target));
+      std::cout << q.summary();
+      report = driver::compile_onnx(qmodel, opts->output, options);
     } else {
+      if (!opts->q.calibration.empty() || opts->q.dynamic) {
+        throw UserError(UserErrorKind::kInvalidArgument, "kiln compile", "quantization options given without --quantize int8",
+                        "add --quantize int8 (or use kiln quantize)");
+      }
       report = driver::compile_onnx(opts->model, opts->output, options);
     }
     std::cout << report.summary();

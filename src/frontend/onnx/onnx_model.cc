@@ -17,6 +17,7 @@
 #include "kiln/support/error.h"
 #include "kiln/support/logging.h"
 #include "node_order.h"
+#include "onnx_tensor_proto.h"
 #include "onnx_node.h"
 
 namespace kiln::frontend {
@@ -625,6 +626,12 @@ void parse_input_shape_option(const std::string& spec, std::map<std::string, ir:
 }  // namespace kiln::frontend
 
 namespace kiln::frontend::onnx_import {
+
+NDArray onnx_tensor_to_ndarray(const onnx::TensorProto& t, const std::string& model_dir, const std::string& subject) {
+  return tensor_to_ndarray(t, model_dir, subject);
+}
+
+std::string read_model_file(const std::string& path) { return read_file(path); }
 
 bool onnx_dtype(int64_t t, DType* out) {
   return t >= 0 && t <= std::numeric_limits<int>::max() && dtype_from_onnx(static_cast<int>(t), out);

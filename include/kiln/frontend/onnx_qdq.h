@@ -1,0 +1,115 @@
+// ONNX-level rewriting for post-training quantization (`kiln quantize`, docs/int8.md), with no
+// protobuf in the interface: the quantizer (src/driver/quantize*.cc) reads the facts of a model
+// (nodes, inputs, float initializers), asks for a copy whose intermediate tensors are extra graph
+// outputs (to calibrate them on a compiled artifact), and hands back a QdqPlan that
+// write_qdq_model turns into a new ONNX model:
+//   - kStandard: the standard QDQ form every engine reads. Each planned activation T gets
+//     T -> QuantizeLinear -> DequantizeLinear right after its producer, and every consumer reads
+//     the DequantizeLinear output. Each replaced initializer (int8 weights, int32 biases) becomes
+//     an integer initializer + DequantizeLinear (per axis when it has several scales). Each
+//     dynamic MatMul/Gemm becomes DynamicQuantizeLinear + MatMulInteger + Cast + Mul (+ Add bias),
+//     the form of ONNX Runtime's quantize_dynamic.
+//   - kFakeQuantF32: the same arithmetic written with f32 ops only (Div/Round/Add/Clip/Sub/Mul,
+//     weights stored dequantized, dynamic quantization with ReduceMin/ReduceMax), so that any f32
+//     engine (Kiln's compiler included) runs the quantized model's numerics; used for the per-layer
+//     error report.
+// Graph outputs keep their names and stay f32. Initializers no node reads any more are dropped.
+// Only the main graph is rewritten (subgraph nodes read the original f32 tensors).
+#ifndef KILN_FRONTEND_ONNX_QDQ_H_
+#define KILN_FRONTEND_ONNX_QDQ_H_
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "kiln/ir/ndarray.h"
+
+namespace kiln::frontend::qdq {
+
+// One node of the main graph, as the quantizer sees it.
+struct ModelNode {
+  int index = 0;  // position in the graph's node list
+  std::string name;
+  std::string op_type;
+  std::string domain;  // "" for ai.onnx
+  std::vector<std::string> inputs;   // "" for an omitted optional input
+  std::vector<std::string> outputs;
+  std::map<std::string, int64_t> ints;  // INT attributes
+  std::map<std::string, float> floats;  // FLOAT attributes
+  bool has_subgraph = false;
+};
+
+// A graph input that is not an initializer.
+struct ModelInput {
+  std::string name;
+  bool has_dtype = false;
+  ir::DType dtype = ir::DType::kF32;
+  std::vector<int64_t> dims;  // -1 for a symbolic or unknown dimension
+};
+
+struct ModelFacts {
+  std::string path;
+  int opset = 0;  // ai.onnx
+  std::vector<ModelInput> inputs;
+  std::vector<std::string> outputs;
+  std::vector<ModelNode> nodes;  // in file order
+  std::set<std::string> initializer_names;
+  std::map<std::string, ir::NDArray> float_initializers;  // f32 initializers, read
+};
+
+// Reads the model at `path`. UserError for an unreadable or malformed file.
+ModelFacts read_model_facts(const std::string& path);
+
+// The model at `path` (serialized ModelProto) with `tensors` appended to its graph outputs.
+std::string model_bytes_with_outputs(const std::string& path, const std::vector<std::string>& tensors);
+
+// Per-tensor quantization of an activation: q = saturate(round_half_even(x / scale) + zero_point).
+struct ActivationQuant {
+  float scale = 1.0f;
+  int32_t zero_point = 0;
+  ir::DType dtype = ir::DType::kU8;  // kU8 or kI8
+};
+
+// An integer initializer with its scales: one scale (per tensor) or one per slice along `axis`.
+// Zero points are 0 (symmetric). values: kI8 (weights) or kI32 (biases).
+struct QuantizedInitializer {
+  ir::NDArray values;
+  std::vector<float> scales;
+  int axis = -1;  // -1: per tensor
+};
+
+// Input `input` of node `node` is replaced by the dequantized `q`; replacements with the same key
+// share one initializer (a weight read by several nodes).
+struct InputReplacement {
+  int node = 0;
+  int input = 0;
+  std::string key;
+  QuantizedInitializer q;
+};
+
+// Node `node` (MatMul, or Gemm without transA/alpha/beta) computed as dynamic quantization:
+// weight already in [K, N] layout with per-column scales (axis 1); bias f32 [N] or undefined.
+struct DynamicMatMul {
+  int node = 0;
+  QuantizedInitializer weight;
+  ir::NDArray bias;
+};
+
+struct QdqPlan {
+  std::map<std::string, ActivationQuant> activations;
+  std::vector<InputReplacement> replacements;
+  std::vector<DynamicMatMul> dynamic;
+};
+
+enum class QdqForm { kStandard, kFakeQuantF32 };
+
+// Rewrites the model at `path` by `plan` (see the file comment); returns the serialized model.
+// `extra_outputs` are appended to the graph outputs (the error report reads layer outputs).
+std::string write_qdq_model(const std::string& path, const QdqPlan& plan, QdqForm form,
+                            const std::vector<std::string>& extra_outputs = {});
+
+}  // namespace kiln::frontend::qdq
+
+#endif  // KILN_FRONTEND_ONNX_QDQ_H_

@@ -1,0 +1,95 @@
+// The pieces of quantize_model (kiln/driver/quantize.h), one file each:
+//   quantize_calibration_set.cc  reads and checks the calibration samples
+//   quantize_range.cc            per-tensor range collection (minmax, histogram percentile, KL entropy)
+//   quantize_runner.cc           compiles an ONNX model with Kiln and runs it sample by sample
+//   quantize.cc                  node selection, parameters, the plan, the error report
+#ifndef KILN_DRIVER_QUANTIZE_PARTS_H_
+#define KILN_DRIVER_QUANTIZE_PARTS_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kiln/driver/quantize.h"
+#include "kiln/frontend/onnx_qdq.h"
+#include "kiln/ir/ndarray.h"
+
+namespace kiln::driver::quantize_detail {
+
+// Samples, one NDArray per model input (in `names` order) per sample.
+struct CalibrationSet {
+  std::vector<std::string> names;
+  std::vector<std::vector<ir::NDArray>> samples;
+};
+
+// Reads the sources against the model's inputs: each file holds samples stacked on axis 0 (slices
+// of the model's fixed batch, or of 1 when the batch is symbolic); a directory contributes every
+// .npy file in it (sorted). Checks dtype, rank, fixed dimensions, equal sample counts across
+// inputs, finite values; UserError naming the file otherwise.
+CalibrationSet load_calibration_set(const frontend::qdq::ModelFacts& facts, const std::vector<CalibrationSource>& sources,
+                                    const std::map<std::string, ir::Shape>& input_shapes);
+
+// A real-valued range [lo, hi].
+struct Range {
+  float lo = 0;
+  float hi = 0;
+};
+
+// Collects one tensor's values over all samples. Histogram: 4096 bins over [-R, R], R doubled
+// (bins merged pairwise) whenever a value falls outside.
+class RangeCollector {
+ public:
+  explicit RangeCollector(bool histogram) : use_histogram_(histogram) {}
+  void add(const float* data, int64_t n);
+  Range range(CalibrationMethod method, double percentile) const;
+  bool empty() const { return count_ == 0; }
+
+ private:
+  void grow_to(float absmax);
+  Range percentile_range(double percentile) const;
+  Range entropy_range() const;
+
+  bool use_histogram_;
+  int64_t count_ = 0;
+  float min_ = 0, max_ = 0;
+  float half_width_ = 0;  // R
+  std::vector<double> bins_;
+};
+
+// An ONNX model compiled by Kiln into a temporary artifact, run one sample at a time.
+class CompiledModel {
+ public:
+  CompiledModel(const std::string& model_bytes, const std::string& model_path, const std::map<std::string, ir::Shape>& shapes,
+                const std::string& target, const std::string& label);
+  ~CompiledModel();
+  CompiledModel(const CompiledModel&) = delete;
+  CompiledModel& operator=(const CompiledModel&) = delete;
+
+  void run(const std::vector<std::string>& input_names, const std::vector<ir::NDArray>& inputs);
+  // Output `name` of the last run when it is f32 (else null), with its element count.
+  const float* f32_output(const std::string& name, int64_t* numel) const;
+  bool has_f32_output(const std::string& name) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Progress on a stream: a redrawn bar when it is a terminal, else a line at each quarter.
+class Progress {
+ public:
+  Progress(std::ostream* out, std::string what, int total);
+  void step();
+
+ private:
+  std::ostream* out_;
+  std::string what_;
+  int total_, done_ = 0, last_quarter_ = 0;
+  bool tty_;
+};
+
+}  // namespace kiln::driver::quantize_detail
+
+#endif  // KILN_DRIVER_QUANTIZE_PARTS_H_
