@@ -93,7 +93,7 @@ def compile(model, *, target="native", opt_level=3, input_shapes=None, quantize=
         except (TypeError, ValueError):
             raise errors.user_error(errors.InvalidArgumentError, f"input_shapes['{input_name}']",
                                     f"{shape!r} is not a sequence of integers", "e.g. {'x': [1, 3, 224, 224]}") from None
-    bound = {str(k): np.ascontiguousarray(v) for k, v in (bind or {}).items()}
+    bound = {str(k): np.require(v, requirements="C") for k, v in (bind or {}).items()}  # keeps 0-d arrays 0-d
     tmpdir = tempfile.mkdtemp(prefix="kiln-artifact-")
     try:
         out = os.path.join(tmpdir, "model.so")

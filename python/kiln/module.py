@@ -2,7 +2,8 @@
 
 Inputs: numpy arrays, or anything with __dlpack__ (torch.Tensor, ...: viewed through
 numpy.from_dlpack, no copy), or anything numpy.asarray accepts. The dtype and shape must be the
-input's exactly (no silent cast). Copy rule: a C-contiguous array whose data is 64-byte aligned
+input's exactly (no silent cast); bfloat16 tensors, which numpy lacks, are exchanged as uint16
+arrays of their bit patterns (TensorInfo.dtype says "bfloat16"). Copy rule: a C-contiguous array whose data is 64-byte aligned
 is read in place (zero-copy; kiln.empty and PyTorch allocate so); a non-contiguous one is made
 contiguous first (numpy.ascontiguousarray, a copy) and any other is copied into the run's own
 buffer. Module.zero_copy_inputs tells what the last run did.

@@ -1,9 +1,13 @@
-// Versions, `kiln doctor` as data, and the runtime's thread count.
+// Versions, `kiln doctor` as data, the runtime's thread count, and what the ONNX importer supports.
 #include <sstream>
+#include <vector>
+
+#include <pybind11/stl.h>
 #include <string>
 
 #include "binding.h"
 #include "kiln/driver/doctor.h"
+#include "kiln/frontend/onnx.h"
 #include "kiln/runtime/kiln_runtime.hpp"
 #include "kiln/version.h"
 
@@ -43,6 +47,9 @@ void bind_info(py::module_& m) {
       py::arg("version"));
   m.def("set_num_threads", [](int n) { runtime::set_num_threads(n); }, py::arg("n"));
   m.def("get_num_threads", [] { return runtime::num_threads(); });
+  m.def("onnx_supported_ops", &frontend::onnx_supported_ops);
+  m.def("onnx_opset_range", [] { return py::make_tuple(frontend::kOnnxMinOpset, frontend::kOnnxMaxOpset); });
+  m.def("onnx_op_types", &frontend::onnx_op_types, py::arg("path"));
 }
 
 }  // namespace kiln::python

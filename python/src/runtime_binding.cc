@@ -2,7 +2,8 @@
 //
 // Contract of _Module.run(arrays) (python/kiln/module.py normalizes the caller's inputs first:
 // a list of numpy arrays in input order, C-contiguous):
-//   - each array's dtype and shape must equal the input's, else a UserError naming the input;
+//   - each array's dtype and shape must equal the input's, else a UserError naming the input
+//     (bfloat16, which numpy lacks, is exchanged as uint16 arrays of bit patterns both ways);
 //   - an array whose data is 64-byte aligned is bound zero-copy (kiln_executor_bind_input); any
 //     other is copied into the executor's own buffer (kiln_executor_set_input);
 //   - the outputs are numpy arrays viewing the executor's output buffers (zero-copy, writable, so
@@ -41,6 +42,9 @@ struct Spec {
 bool same_dtype(const DLDataType& a, const DLDataType& b) {
   return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes;
 }
+
+// numpy has no bfloat16: such tensors are exchanged as uint16 arrays of their bit patterns.
+bool is_bfloat16(const DLDataType& d) { return d.code == kDLBfloat && d.bits == 16 && d.lanes == 1; }
 
 std::string shape_text(const std::vector<int64_t>& s) { return ir::shape_to_string(ir::Shape(s.begin(), s.end())); }
 
@@ -117,7 +121,8 @@ PreparedInputs prepare_inputs(const ModuleState& state, const std::vector<py::ar
     const py::array& a = p.keep[i];
     const Spec& s = specs[i];
     const std::string what = "input '" + s.name + "'";
-    const DLDataType dl = dl_dtype_of(a.dtype(), what);
+    DLDataType dl = dl_dtype_of(a.dtype(), what);
+    if (is_bfloat16(s.dtype) && same_dtype(dl, DLDataType{kDLUInt, 16, 1})) dl = s.dtype;  // bit patterns
     if (!same_dtype(dl, s.dtype)) {
       throw UserError(UserErrorKind::kInvalidArgument, what,
                       "has dtype " + dtype_name(dl) + ", the model expects " + dtype_name(s.dtype),
@@ -197,7 +202,7 @@ class PyModule {
     for (size_t o = 0; o < specs.size(); ++o) {
       const DLTensor& v = lease->executor->output(static_cast<int32_t>(o));
       const std::string what = "output '" + specs[o].name + "'";
-      py::dtype dt = numpy_dtype_of(v.dtype, what);
+      py::dtype dt = is_bfloat16(v.dtype) ? py::dtype("H") : numpy_dtype_of(v.dtype, what);
       std::vector<py::ssize_t> shape(v.shape, v.shape + v.ndim);
       void* data = static_cast<char*>(v.data) + v.byte_offset;
       py::array a(dt, shape, {}, data, owner);

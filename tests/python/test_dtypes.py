@@ -31,3 +31,21 @@ def test_bool_in_and_out():
     a = np.array([[True, False, True, False, True]] * 3)
     b = np.array([[True, True, False, False, True]] * 3)
     np.testing.assert_array_equal(module(a, b), a & b)
+
+
+def test_bfloat16_is_exchanged_as_uint16_bit_patterns():
+    from onnx import TensorProto, helper
+    m = models.model([helper.make_node("Cast", ["x"], ["h"], to=TensorProto.BFLOAT16),
+                      helper.make_node("Add", ["h", "h"], ["y"])],
+                     [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+                     [helper.make_tensor_value_info("y", TensorProto.BFLOAT16, [4])])
+    module = kiln.compile(m).load()
+    assert module.outputs[0].dtype == "bfloat16"
+    x = np.array([1.0, -2.5, 0.15625, 3.0], np.float32)  # exact in bfloat16
+    y = module(x)
+    assert y.dtype == np.uint16
+    np.testing.assert_array_equal((y.astype(np.uint32) << 16).view(np.float32), 2 * x)
+    back = models.model([helper.make_node("Cast", ["b"], ["f"], to=TensorProto.FLOAT)],
+                        [helper.make_tensor_value_info("b", TensorProto.BFLOAT16, [4])],
+                        [helper.make_tensor_value_info("f", TensorProto.FLOAT, [4])])
+    np.testing.assert_array_equal(kiln.compile(back).load()(y), 2 * x)
