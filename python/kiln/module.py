@@ -27,10 +27,12 @@ def _dtype(name):
     return np.dtype(name) if name != "bfloat16" else name
 
 
-def _as_array(value, what):
+def _as_array(value, name):
+    """A numpy array of input `name`'s `value` (the binding makes it C-contiguous when it is not)."""
     if isinstance(value, np.ndarray):
-        array = value
-    elif hasattr(value, "__dlpack__"):
+        return value
+    what = f"input '{name}'"
+    if hasattr(value, "__dlpack__"):
         try:
             array = np.from_dlpack(value)
         except (BufferError, RuntimeError, TypeError, ValueError) as e:
@@ -42,8 +44,6 @@ def _as_array(value, what):
         except Exception as e:
             raise errors.user_error(errors.InvalidArgumentError, what,
                                     f"a {type(value).__name__} is not an array", "pass a numpy array") from e
-    if not array.flags.c_contiguous:
-        array = np.ascontiguousarray(array)
     return array
 
 
@@ -59,6 +59,11 @@ class Module:
         self._input_index = {t.name: i for i, t in enumerate(self.inputs)}
 
     def _arrays(self, inputs, kwargs):
+        if not kwargs and type(inputs) is dict and len(inputs) == len(self.inputs):  # the common case, fast
+            try:
+                return [_as_array(inputs[t.name], t.name) for t in self.inputs]
+            except KeyError:
+                pass  # an unknown name: the general path below names it
         if kwargs:
             if inputs is not None:
                 raise errors.user_error(errors.InvalidArgumentError, "Module.run",
@@ -71,7 +76,7 @@ class Module:
                 if i is None:
                     raise errors.user_error(errors.NotFoundError, f"input '{name}'", "the model has no such input",
                                             "its inputs: " + ", ".join(t.name for t in self.inputs), kind="not found")
-                slots[i] = _as_array(value, f"input '{name}'")
+                slots[i] = _as_array(value, name)
             missing = [t.name for t, a in zip(self.inputs, slots) if a is None]
             if missing:
                 raise errors.user_error(errors.InvalidArgumentError, "Module.run",
@@ -89,7 +94,7 @@ class Module:
                                     f"got {len(values)} input(s), the model has {len(self.inputs)} ("
                                     + ", ".join(t.name for t in self.inputs) + ")",
                                     "pass a dict {name: array} with every input")
-        return [_as_array(v, f"input '{t.name}'") for v, t in zip(values, self.inputs)]
+        return [_as_array(v, t.name) for v, t in zip(values, self.inputs)]
 
     def run(self, inputs=None, **kwargs):
         """Runs once. inputs: {name: array}, a list in input order, or one array for a

@@ -1,7 +1,8 @@
 // The runtime side: _Module (a loaded artifact: kiln_module_load) and aligned_empty.
 //
 // Contract of _Module.run(arrays) (python/kiln/module.py normalizes the caller's inputs first:
-// a list of numpy arrays in input order, C-contiguous):
+// a list of numpy arrays in input order):
+//   - a non-C-contiguous array is copied into a C-contiguous one first;
 //   - each array's dtype and shape must equal the input's, else a UserError naming the input
 //     (bfloat16, which numpy lacks, is exchanged as uint16 arrays of bit patterns both ways);
 //   - an array whose data is 64-byte aligned is bound zero-copy (kiln_executor_bind_input); any
@@ -38,6 +39,10 @@ struct Spec {
   DLDataType dtype;
   std::vector<int64_t> shape;
 };
+
+// The numpy dtype of a spec's tensors (uint16 for bfloat16), made once: building a py::dtype from
+// a format string goes through numpy's Python-level parser (microseconds per call).
+py::dtype numpy_dtype_for(const Spec& s, const std::string& what);
 
 bool same_dtype(const DLDataType& a, const DLDataType& b) {
   return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes;
@@ -104,7 +109,8 @@ struct PreparedInputs {
   std::vector<bool> zero_copy;
 };
 
-PreparedInputs prepare_inputs(const ModuleState& state, const std::vector<py::array>& arrays) {
+PreparedInputs prepare_inputs(const ModuleState& state, const std::vector<py::dtype>& expected,
+                              const std::vector<py::array>& arrays) {
   const auto& specs = state.inputs();
   if (arrays.size() != specs.size()) {
     std::string names;
@@ -118,23 +124,28 @@ PreparedInputs prepare_inputs(const ModuleState& state, const std::vector<py::ar
   p.keep = arrays;
   p.tensors.resize(arrays.size());
   for (size_t i = 0; i < arrays.size(); ++i) {
+    if (!(p.keep[i].flags() & py::array::c_style)) {  // the copy rule: made C-contiguous first
+      p.keep[i] = py::array::ensure(p.keep[i], py::array::c_style);
+    }
     const py::array& a = p.keep[i];
     const Spec& s = specs[i];
-    const std::string what = "input '" + s.name + "'";
-    DLDataType dl = dl_dtype_of(a.dtype(), what);
-    if (is_bfloat16(s.dtype) && same_dtype(dl, DLDataType{kDLUInt, 16, 1})) dl = s.dtype;  // bit patterns
-    if (!same_dtype(dl, s.dtype)) {
+    if (!a.dtype().equal(expected[i])) {  // fast path first; the checks below name the problem
+      const std::string what = "input '" + s.name + "'";
+      DLDataType dl = dl_dtype_of(a.dtype(), what);
       throw UserError(UserErrorKind::kInvalidArgument, what,
                       "has dtype " + dtype_name(dl) + ", the model expects " + dtype_name(s.dtype),
-                      "convert it, e.g. x.astype(numpy." + dtype_name(s.dtype) + ")");
+                      is_bfloat16(s.dtype) ? "pass the bfloat16 bit patterns as a numpy.uint16 array"
+                                           : "convert it, e.g. x.astype(numpy." + dtype_name(s.dtype) + ")");
     }
-    std::vector<int64_t> shape(a.shape(), a.shape() + a.ndim());
-    if (shape != s.shape) {
+    if (a.ndim() != static_cast<py::ssize_t>(s.shape.size()) ||
+        !std::equal(s.shape.begin(), s.shape.end(), a.shape())) {
+      const std::string what = "input '" + s.name + "'";
+      std::vector<int64_t> shape(a.shape(), a.shape() + a.ndim());
       throw UserError(UserErrorKind::kInvalidArgument, what,
                       "has shape " + shape_text(shape) + ", the model expects " + shape_text(s.shape),
                       "artifacts have static shapes: recompile with input_shapes={'" + s.name + "': [...]} for another");
     }
-    KILN_ICHECK(a.flags() & py::array::c_style) << what << " reached the binding non-contiguous";
+    KILN_ICHECK(a.flags() & py::array::c_style) << "input '" << s.name << "' is still non-contiguous";
     DLTensor& t = p.tensors[i];
     t.data = const_cast<void*>(a.data());
     t.device = {kDLCPU, 0};
@@ -172,8 +183,12 @@ bool views_bound_input(const DLTensor& out, size_t nbytes, const PreparedInputs&
 class PyModule {
  public:
   explicit PyModule(const std::string& path) {
-    py::gil_scoped_release release;
-    state_ = std::make_shared<ModuleState>(path);
+    {
+      py::gil_scoped_release release;
+      state_ = std::make_shared<ModuleState>(path);
+    }
+    for (const Spec& s : state_->inputs()) input_dtypes_.push_back(numpy_dtype_for(s, "input '" + s.name + "'"));
+    for (const Spec& s : state_->outputs()) output_dtypes_.push_back(numpy_dtype_for(s, "output '" + s.name + "'"));
   }
 
   py::list infos(bool inputs) const {
@@ -185,7 +200,7 @@ class PyModule {
   }
 
   py::list run(const std::vector<py::array>& arrays) {
-    PreparedInputs p = prepare_inputs(*state_, arrays);
+    PreparedInputs p = prepare_inputs(*state_, input_dtypes_, arrays);
     auto lease = std::make_shared<Lease>();
     lease->state = state_;
     {
@@ -201,11 +216,9 @@ class PyModule {
     const auto& specs = state_->outputs();
     for (size_t o = 0; o < specs.size(); ++o) {
       const DLTensor& v = lease->executor->output(static_cast<int32_t>(o));
-      const std::string what = "output '" + specs[o].name + "'";
-      py::dtype dt = is_bfloat16(v.dtype) ? py::dtype("H") : numpy_dtype_of(v.dtype, what);
       std::vector<py::ssize_t> shape(v.shape, v.shape + v.ndim);
       void* data = static_cast<char*>(v.data) + v.byte_offset;
-      py::array a(dt, shape, {}, data, owner);
+      py::array a(output_dtypes_[o], shape, {}, data, owner);
       if (views_bound_input(v, static_cast<size_t>(a.nbytes()), p)) a = py::array(a.attr("copy")());
       outs.append(a);
     }
@@ -216,7 +229,7 @@ class PyModule {
     if (repeat < 1) {
       throw UserError(UserErrorKind::kInvalidArgument, "Module.profile", "repeat must be >= 1, got " + std::to_string(repeat));
     }
-    PreparedInputs p = prepare_inputs(*state_, arrays);
+    PreparedInputs p = prepare_inputs(*state_, input_dtypes_, arrays);
     Lease lease;
     lease.state = state_;
     std::vector<KilnKernelProfile> rows;
@@ -251,8 +264,13 @@ class PyModule {
 
  private:
   std::shared_ptr<ModuleState> state_;
+  std::vector<py::dtype> input_dtypes_, output_dtypes_;
   std::vector<bool> last_zero_copy_;
 };
+
+py::dtype numpy_dtype_for(const Spec& s, const std::string& what) {
+  return is_bfloat16(s.dtype) ? py::dtype("H") : numpy_dtype_of(s.dtype, what);
+}
 
 // A C-contiguous numpy array over kiln_tensor_alloc memory (64-byte aligned, zero-filled).
 py::array aligned_empty(const std::vector<int64_t>& shape, const py::dtype& dtype) {
