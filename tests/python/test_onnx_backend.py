@@ -15,6 +15,11 @@ if not suite.have_data():
 
 if os.environ.get("KILN_ONNX_BACKEND_ALL") == "1":
     _tests = None
+    # KILN_ONNX_BACKEND_SHARD=i/n: every n-th test from the i-th (scripts/onnx-backend-tests.sh).
+    shard = os.environ.get("KILN_ONNX_BACKEND_SHARD")
+    if shard:
+        i, n = (int(v) for v in shard.split("/"))
+        _tests = sorted(suite.kiln_selection())[i::n]
 else:
     _tests = suite.one_per_operator(suite.kiln_selection())
 
