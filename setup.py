@@ -28,12 +28,17 @@ def _version():
     return re.search(r"project\(Kiln VERSION ([0-9.]+)", text).group(1)
 
 
-def _cached_python(build_dir):
+def _cache_value(build_dir, name):
+    """`name`'s value in build_dir's CMakeCache.txt: None without a cache, "" when unset."""
     cache = os.path.join(build_dir, "CMakeCache.txt")
     if not os.path.exists(cache):
         return None
-    m = re.search(r"^Python_EXECUTABLE:[A-Z]*=(.*)$", open(cache).read(), re.M)
+    m = re.search(r"^" + name + r":[A-Z]*=(.*)$", open(cache).read(), re.M)
     return m.group(1).strip() if m else ""
+
+
+def _cached_python(build_dir):
+    return _cache_value(build_dir, "Python_EXECUTABLE")
 
 
 def _same_python(executable):
@@ -67,7 +72,8 @@ class CMakeBuild(build_ext):
         build_dir = _build_dir()
         python = getattr(sys, "_base_executable", sys.executable)
         cached = _cached_python(build_dir)
-        if cached is None or not cached or not _same_python(cached):
+        if (cached is None or not cached or not _same_python(cached)
+                or _cache_value(build_dir, "KILN_BUILD_PYTHON") not in ("ON", "TRUE", "1")):
             _run(["bash", os.path.join(ROOT, "scripts", "configure.sh"), build_dir,
                   f"-DPython_EXECUTABLE={python}", "-DKILN_BUILD_PYTHON=ON"])
         jobs = subprocess.run(["bash", os.path.join(ROOT, "scripts", "job-count.sh")], capture_output=True,

@@ -27,10 +27,16 @@ if os.environ.get("KILN_TEST_INSTALLED") != "1":
                    "configure with pybind11-dev and python3-dev installed)"
 
 
-def pytest_collection_modifyitems(config, items):
-    if "_missing" in globals():
-        for item in items:
-            item.add_marker(pytest.mark.skip(reason=_missing))
+if "_missing" in globals():
+    collect_ignore_glob = ["test_*.py"]  # they import kiln
+
+    def pytest_report_header(config):
+        return f"kiln: every Python test skipped: {_missing}"
+
+    def pytest_sessionfinish(session, exitstatus):
+        if exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
+            print(f"\nkiln: Python tests skipped: {_missing}")
+            session.exitstatus = pytest.ExitCode.OK
 
 
 NODE_TESTS = os.path.join(os.path.dirname(ROOT), "shared", "onnx-node-tests")

@@ -9,7 +9,10 @@ import os
 import sys
 import re
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+_here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, _here)
+_build = os.environ.get("KILN_BUILD_DIR", "build")
+sys.path.insert(0, os.path.join(_build if os.path.isabs(_build) else os.path.join(_here, "..", "..", _build), "python"))
 import onnx_node_suite as suite  # noqa: E402
 
 
