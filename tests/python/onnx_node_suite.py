@@ -47,6 +47,26 @@ def listed_failures():
     return out
 
 
+def node_suite_compiled_passes():
+    """{operator: tests Kiln passes compiled} from docs/onnx.md's whole-node-suite table
+    (scripts/node-suite.sh: every test run, compiled -O3, inputs bound as needed)."""
+    out, section = {}, False
+    for line in open(os.path.join(ROOT, "docs", "onnx.md")):
+        if line.startswith("## "):
+            section = "Whole node suite" in line
+        m = re.match(r"\| (\S+) \| (\d+) \| (\d+) \| (\d+) \| (\d+) \| (\d+) \|\s*$", line) if section else None
+        if m:
+            out[m.group(1)] = int(m.group(4))
+    return out
+
+
+def operator_of_tests():
+    """{test folder: op_type} from index.tsv."""
+    with open(os.path.join(DATA, "index.tsv")) as f:
+        next(f)
+        return {cols[0]: cols[2] for cols in (line.split("\t") for line in f)}
+
+
 def kiln_selection():
     """{test folder: None when Kiln's own runner runs and passes it, else the reason it does not}."""
     supported = set(kiln._kiln.onnx_supported_ops())
