@@ -17,6 +17,8 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   # Python module, test-model generation and Python tests
   python3 python3-dev python3-numpy python3-onnx python3-pytest pybind11-dev
+  # `pip install .` of the Python package, offline (docs/python.md)
+  python3-venv python3-pip python3-setuptools python3-wheel
   python3-torch python3-torchvision
   # int8 accuracy test (tests/driver/make_quantize_cases.py trains on scikit-learn's digits)
   python3-sklearn
