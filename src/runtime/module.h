@@ -1,7 +1,7 @@
 // A loaded Kiln artifact (the runtime's side of docs/artifact.md).
 //
 // read_artifact() reads the FILE and checks it without loading or running any of its code:
-// ELF structure and bounds, the metadata (format version first, then its checksum), optionally
+// the whole-file checksum (before anything else is trusted), ELF structure and bounds, the metadata (format version first, then its checksum), optionally
 // the compatibility with this process (architecture, runtime ABI, CPU features), the plan
 // (checksum, then every id, size and offset), and the weights' checksum.
 // load_module() does that with the compatibility check, then dlopen()s the library and resolves
@@ -26,6 +26,7 @@ struct ArtifactFile {
   std::string path;
   uint64_t file_size = 0;
   std::string elf_machine;  // "x86_64", "aarch64", ...
+  uint64_t file_hash = 0;   // the verified whole-file checksum (kiln/runtime/artifact_checksum.h)
   artifact::Metadata meta;
   artifact::Plan plan;
 };
