@@ -94,5 +94,11 @@ TEST_F(HostileModels, HundredThousandAttributesHandled) {
   }
 }
 
+// Regressions from scripts/mutate-onnx.py: both were internal errors (KILN_ICHECK) before.
+TEST_F(HostileModels, UnnamedOrRepeatedGraphValuesRefused) {
+  expect_refused("input_unnamed", {"a graph input has no name"});
+  expect_refused("output_twice", {"output 'y'", "listed twice"});
+}
+
 }  // namespace
 }  // namespace kiln::testing

@@ -23,6 +23,8 @@ that each ask for something the importer must refuse:
   deep_subgraphs     If nested 200 deep (protobuf's recursion limit refuses it)
   long_chain         50,000 chained Add nodes (no stack overflow; imports)
   many_attrs         one node with 100,000 attributes (refused or handled, never a crash)
+  input_unnamed      a graph input with an empty name (mutation-run crasher: was an internal error)
+  output_twice       the same graph output listed twice
 """
 import os
 import sys
@@ -143,4 +145,14 @@ relu.attribute.extend([helper.make_attribute("a%d" % i, i) for i in range(100000
 g = helper.make_graph([relu], "many_attrs", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
                       [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])])
 save("many_attrs", g)
+# Found by scripts/mutate-onnx.py (a bit flip that emptied an input's name): an internal error
+# (KILN_ICHECK in ir::Graph) before the importer checked names.
+g = helper.make_graph([helper.make_node("Relu", [""], ["y"])], "input_unnamed",
+                      [helper.make_tensor_value_info("", TensorProto.FLOAT, [4])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])])
+save("input_unnamed", g)
+g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "output_twice",
+                      [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])] * 2)
+save("output_twice", g)
 print("wrote hostile models to", model_dir)

@@ -413,6 +413,8 @@ ir::Graph import_onnx_bytes(const std::string& bytes, const std::string& model_d
   for (const auto& vi : g.input()) {
     if (initializer_names.count(vi.name())) continue;
     const std::string subject = display_name + ": input '" + vi.name() + "'";
+    if (vi.name().empty()) throw UserError(UserErrorKind::kParse, display_name, "a graph input has no name", "the file is corrupt");
+    if (input_names.count(vi.name())) throw UserError(UserErrorKind::kParse, subject, "is listed twice", "the file is corrupt");
     input_names.insert(vi.name());
     if (!vi.type().has_tensor_type()) {
       throw UserError(UserErrorKind::kUnsupported, subject,
@@ -531,6 +533,10 @@ ir::Graph import_onnx_bytes(const std::string& bytes, const std::string& model_d
   std::vector<ir::Value> outputs;
   std::vector<std::string> output_names;
   for (const auto& vi : g.output()) {
+    if (vi.name().empty()) throw UserError(UserErrorKind::kParse, display_name, "a graph output has no name", "the file is corrupt");
+    if (std::find(output_names.begin(), output_names.end(), vi.name()) != output_names.end()) {
+      throw UserError(UserErrorKind::kParse, display_name + ": output '" + vi.name() + "'", "is listed twice", "the file is corrupt");
+    }
     outputs.push_back(ctx.value(vi.name()));
     output_names.push_back(vi.name());
     DType declared;
