@@ -18,6 +18,8 @@ PACKAGES=(
   # Python module, test-model generation and Python tests
   python3 python3-dev python3-numpy python3-onnx python3-pytest pybind11-dev
   python3-torch python3-torchvision
+  # fuzzing (libFuzzer) and the sanitizer builds: scripts/fuzz.sh, scripts/check.sh --sanitize
+  clang-19 libclang-rt-19-dev
 )
 
 # Test hook (tests/build/install_deps_test.sh): extra package names to require, e.g. one that

@@ -155,9 +155,12 @@ std::string compatibility_problem(const artifact::Metadata& meta, const std::str
 }
 
 ArtifactFile read_artifact(const std::string& path, bool check_compatibility) {
+  return read_artifact_bytes(read_file(path), path, check_compatibility);
+}
+
+ArtifactFile read_artifact_bytes(const std::string& bytes, const std::string& path, bool check_compatibility) {
   ArtifactFile a;
   a.path = path;
-  const std::string bytes = read_file(path);
   a.file_size = bytes.size();
   // The whole-file checksum first: every later check then reads verified bytes.
   const std::optional<artifact::FileChecksum> sum = artifact::read_file_checksum(bytes);

@@ -35,6 +35,9 @@ struct ArtifactFile {
 // run is refused right after its metadata is read.
 ArtifactFile read_artifact(const std::string& path, bool check_compatibility);
 
+// The same checks on a file's bytes already in memory (`path` names it in messages; fuzz/).
+ArtifactFile read_artifact_bytes(const std::string& bytes, const std::string& path, bool check_compatibility);
+
 // Why this process cannot run an artifact with this metadata, or "" when it can.
 std::string compatibility_problem(const artifact::Metadata& meta, const std::string& elf_machine,
                                   const std::string& path);
