@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # libFuzzer runs (issue 14; figures in docs/reliability.md).
 #   scripts/fuzz.sh TARGET SECONDS [extra libFuzzer flags]
-# TARGET: npy (kiln::ir::parse_npy) or artifact (libkiln_runtime's artifact reader and validator,
-# and the metadata/plan decoders). Builds fuzz/fuzz_TARGET.cc with clang++-19 (-fsanitize=fuzzer,
+# TARGET: npy (kiln::ir::parse_npy), artifact (libkiln_runtime's artifact reader and validator,
+# and the metadata/plan decoders) or runtime_api (the C API with random shapes and dtypes, on the
+# tiny-cnn artifact: $KILN_FUZZ_ARTIFACT). Builds fuzz/fuzz_TARGET.cc with clang++-19 (-fsanitize=fuzzer,
 # address,undefined; Debian's clang-19 + libclang-rt-19-dev, from scripts/install-deps.sh) into
 # build-fuzz/, seeds build-fuzz/corpus/TARGET from the test data (.npy files; small artifacts,
 # compiling the tiny-cnn example when the main build has a kiln CLI), and runs for SECONDS with
@@ -10,8 +11,8 @@
 # Only one fuzzer at a time on a shared machine.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-target=${1:?usage: scripts/fuzz.sh npy|artifact SECONDS}
-seconds=${2:?usage: scripts/fuzz.sh npy|artifact SECONDS}
+target=${1:?usage: scripts/fuzz.sh npy|artifact|runtime_api SECONDS}
+seconds=${2:?usage: scripts/fuzz.sh npy|artifact|runtime_api SECONDS}
 shift 2
 cxx=${KILN_FUZZ_CXX:-clang++-19}
 command -v "$cxx" >/dev/null || { echo "error: fuzz.sh: $cxx not found; run scripts/install-deps.sh (clang-19, libclang-rt-19-dev)" >&2; exit 2; }
@@ -36,7 +37,16 @@ case "$target" in
     find "$build" -maxdepth 2 -name '*.so' -size -200k ! -name 'lib*' 2>/dev/null | head -20 |
       while read -r f; do cp -n "$f" "$out/corpus/$target/"; done
     len=131072 ;;
-  *) echo "error: fuzz.sh: unknown target '$target' (npy, artifact)" >&2; exit 2 ;;
+  runtime_api)
+    srcs=("$root/fuzz/fuzz_runtime_api.cc" "$root"/src/runtime/*.cc)
+    flags+=(-I"$root/src/runtime" -DKILN_RUNTIME_BUILDING -ldl -lpthread)
+    if [ -z "${KILN_FUZZ_ARTIFACT:-}" ] && [ -x "$build/bin/kiln" ]; then
+      export KILN_FUZZ_ARTIFACT="$out/tiny-cnn.so"
+      [ -f "$KILN_FUZZ_ARTIFACT" ] || "$build/bin/kiln" compile --example tiny-cnn -o "$KILN_FUZZ_ARTIFACT" >/dev/null
+    fi
+    [ -n "$(ls "$out/corpus/$target")" ] || printf '\003\004\001\002\003\004\002\040\001\000' > "$out/corpus/$target/seed"
+    len=256 ;;
+  *) echo "error: fuzz.sh: unknown target '$target' (npy, artifact, runtime_api)" >&2; exit 2 ;;
 esac
 bin="$out/fuzz_$target"
 newest=$(ls -t "${srcs[@]}" "$root"/include/kiln/runtime/*.h | head -1)
