@@ -5,6 +5,7 @@
 // executor when they fit. Every call must return 0 or -1 with a message; a fitting input must run.
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -36,7 +37,10 @@ KilnModule* module_once() {
   static KilnModule* m = [] {
     KilnModule* mod = nullptr;
     const char* path = std::getenv("KILN_FUZZ_ARTIFACT");
-    if (path != nullptr && kiln_module_load(path, &mod) != 0) std::abort();
+    if (path != nullptr && kiln_module_load(path, &mod) != 0) {
+      std::fprintf(stderr, "fuzz_runtime_api: cannot load %s: %s\n", path, kiln_get_last_error());
+      std::abort();
+    }
     return mod;
   }();
   return m;

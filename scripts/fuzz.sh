@@ -39,7 +39,8 @@ case "$target" in
     len=131072 ;;
   runtime_api)
     srcs=("$root/fuzz/fuzz_runtime_api.cc" "$root"/src/runtime/*.cc)
-    flags+=(-I"$root/src/runtime" -DKILN_RUNTIME_BUILDING -ldl -lpthread)
+    # -rdynamic: the artifact's kernels resolve kiln_parallel_for etc. from this executable.
+    flags+=(-I"$root/src/runtime" -DKILN_RUNTIME_BUILDING -rdynamic -ldl -lpthread)
     if [ -z "${KILN_FUZZ_ARTIFACT:-}" ] && [ -x "$build/bin/kiln" ]; then
       export KILN_FUZZ_ARTIFACT="$out/tiny-cnn.so"
       [ -f "$KILN_FUZZ_ARTIFACT" ] || "$build/bin/kiln" compile --example tiny-cnn -o "$KILN_FUZZ_ARTIFACT" >/dev/null
