@@ -55,7 +55,8 @@ def byte_mutation(b, rng):
     elif kind == "truncate":
         del m[p:]
     elif kind == "zeros":
-        m[p:p + rng.choice([1, 4, 16])] = bytes(len(m[p:p + 16]))[:len(m[p:p + rng.choice([1, 4, 16])])]
+        n = rng.choice([1, 4, 16])
+        m[p:p + n] = bytes(len(m[p:p + n]))
     elif kind == "splice":
         q, n = rng.randrange(len(m)), rng.choice([1, 4, 16, 64])
         m[p:p] = bytes(b[q:q + n])
@@ -199,7 +200,7 @@ def main():
             name, data, flags = rng.choice(seeds)
             try:
                 kind, mutant = byte_mutation(data, rng) if rng.random() < 0.4 else structural_mutation(data, rng)
-            except Exception as e:  # the onnx classes refused to build it: count a byte mutation instead
+            except Exception:  # the onnx classes refused to build it: a byte mutation instead
                 kind, mutant = byte_mutation(data, rng)
             path = os.path.join(mdir, "model.onnx")
             with open(path, "wb") as f:
