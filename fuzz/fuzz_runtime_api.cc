@@ -69,6 +69,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (!(mode & 4)) dtype = info.dtype;
     }
   }
+  // Sizes a machine could really hand out above 256 MiB are skipped (the zero-fill would only
+  // measure the fuzzer's RSS limit); overflowing and larger-than-memory ones are kept.
+  unsigned __int128 want = (dtype.bits + 7) / 8 * static_cast<unsigned __int128>(dtype.lanes);
+  for (int64_t d : shape) want = d < 0 ? 0 : (want * static_cast<uint64_t>(d) > (static_cast<unsigned __int128>(1) << 100)
+                                                  ? (static_cast<unsigned __int128>(1) << 100)
+                                                  : want * static_cast<uint64_t>(d));
+  if (want > (256u << 20) && want < (static_cast<unsigned __int128>(1) << 44)) return 0;
   DLTensor* t = nullptr;
   const int rc = kiln_tensor_alloc(shape.data(), ndim, dtype, &t);
   check(rc);

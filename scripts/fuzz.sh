@@ -56,5 +56,7 @@ if [ ! -x "$bin" ] || [ "$newest" -nt "$bin" ]; then
   "$cxx" "${flags[@]}" "${srcs[@]}" -o "$bin"
 fi
 echo "fuzz.sh: $target for $seconds s, corpus $(ls "$out/corpus/$target" | wc -l) files"
-ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} "$bin" "$out/corpus/$target" -max_total_time="$seconds" -max_len=$len \
+# allocator_may_return_null: a failed allocation returns NULL, as it would in production, so the
+# code's out-of-memory paths run instead of ASan aborting.
+ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1} "$bin" "$out/corpus/$target" -max_total_time="$seconds" -max_len=$len \
   -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$out/crashers/$target/" "$@"
