@@ -22,6 +22,8 @@ PACKAGES=(
   python3-torch python3-torchvision
   # int8 accuracy test (tests/driver/make_quantize_cases.py trains on scikit-learn's digits)
   python3-sklearn
+  # fuzzing (libFuzzer) and the sanitizer builds: scripts/fuzz.sh, scripts/check.sh --sanitize
+  clang-19 libclang-rt-19-dev
 )
 
 # Test hook (tests/build/install_deps_test.sh): extra package names to require, e.g. one that

@@ -1,16 +1,19 @@
 // Writes an artifact: plan + metadata + weights encoded, assembled into named ELF sections with
-// .incbin, and linked with the kernels' objects into one shared library (see driver/artifact.h).
+// .incbin, and linked with the kernels' objects into one shared library (see driver/artifact.h),
+// then sealed with the whole-file checksum trailer (kiln/runtime/artifact_checksum.h).
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
 
 #include "kiln/driver/artifact.h"
 #include "kiln/driver/doctor.h"
 #include "kiln/driver/memory_plan.h"
+#include "kiln/runtime/artifact_checksum.h"
 #include "kiln/runtime/c_api.h"
 #include "kiln/support/error.h"
 #include "kiln/version.h"
@@ -31,6 +34,30 @@ void write_bytes(const fs::path& path, const char* data, size_t size) {
   std::ofstream out(path, std::ios::binary);
   out.write(data, static_cast<std::streamsize>(size));
   if (!out) throw UserError(UserErrorKind::kIO, path.string(), "cannot write the file", "check free disk space");
+}
+
+// Appends the whole-file checksum trailer (kiln/runtime/artifact_checksum.h) to the linked library.
+void append_file_checksum(const std::string& tmp_out, const std::string& path) {
+  std::string bytes;
+  {
+    std::ifstream in(tmp_out, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    if (!in.good() && !in.eof()) bytes.clear();
+  }
+  std::ofstream out(tmp_out, std::ios::binary | std::ios::app);
+  if (bytes.empty() || !out) {
+    std::error_code ec;
+    fs::remove(tmp_out, ec);
+    throw UserError(UserErrorKind::kIO, path, "cannot read back the linked artifact to checksum it");
+  }
+  const std::string trailer = artifact::file_checksum_trailer(bytes);
+  out.write(trailer.data(), static_cast<std::streamsize>(trailer.size()));
+  out.close();
+  if (!out) {
+    std::error_code ec;
+    fs::remove(tmp_out, ec);
+    throw UserError(UserErrorKind::kIO, path, "cannot append the checksum to the artifact");
+  }
 }
 
 std::string run_capture(const std::string& command, int* rc) {
@@ -297,6 +324,7 @@ ArtifactSummary write_artifact(const ArtifactBuilder& builder, const codegen::Ta
                     cross ? "cross-architecture artifacts need clang and ld.lld (or set KILN_CC)"
                           : "run 'kiln doctor' to check the C compiler; set KILN_CC to use another one");
   }
+  append_file_checksum(tmp_out, path);
   std::error_code ec;
   fs::rename(tmp_out, path, ec);
   if (ec) {

@@ -9,10 +9,12 @@
 #include <fstream>
 #include <iterator>
 #include <limits>
+#include <optional>
 #include <set>
 #include <sstream>
 
 #include "cpu_features.h"
+#include "kiln/runtime/artifact_checksum.h"
 #include "elf_file.h"
 
 namespace kiln::runtime {
@@ -27,6 +29,12 @@ std::string read_file(const std::string& path) {
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (in.bad()) throw FormatError(path + ": reading the file failed");
   return bytes;
+}
+
+std::string hex(uint64_t v) {
+  std::ostringstream o;
+  o << std::hex << v;
+  return o.str();
 }
 
 std::string join(const std::vector<std::string>& v) {
@@ -147,10 +155,19 @@ std::string compatibility_problem(const artifact::Metadata& meta, const std::str
 }
 
 ArtifactFile read_artifact(const std::string& path, bool check_compatibility) {
+  return read_artifact_bytes(read_file(path), path, check_compatibility);
+}
+
+ArtifactFile read_artifact_bytes(const std::string& bytes, const std::string& path, bool check_compatibility) {
   ArtifactFile a;
   a.path = path;
-  const std::string bytes = read_file(path);
   a.file_size = bytes.size();
+  // The whole-file checksum first: every later check then reads verified bytes.
+  const std::optional<artifact::FileChecksum> sum = artifact::read_file_checksum(bytes);
+  if (sum && !sum->ok()) {
+    throw FormatError(path + ": checksum mismatch over the whole file (stored " + hex(sum->stored) + ", computed " +
+                      hex(sum->actual) + "); the file is corrupted: copy it again or recompile it");
+  }
   ElfFile elf(bytes, path);
   a.elf_machine = elf.machine_name();
   const ElfSection* meta = elf.find(artifact::kMetaSection);
@@ -159,6 +176,12 @@ ArtifactFile read_artifact(const std::string& path, bool check_compatibility) {
                       std::string(artifact::kMetaSection) + " section)");
   }
   a.meta = artifact::decode_metadata(elf.contents(*meta), path + ": section .kiln.meta");
+  if (!sum) {
+    throw FormatError(path + ": the file does not end in its whole-file checksum (" + std::to_string(artifact::kFileSumBytes) +
+                      "-byte KILNFSUM trailer): it is truncated or corrupted, or was written by a Kiln without "
+                      "whole-file checksums; copy it again or recompile it");
+  }
+  a.file_hash = sum->stored;
   if (check_compatibility) {
     const std::string problem = compatibility_problem(a.meta, a.elf_machine, path);
     if (!problem.empty()) throw FormatError(problem);
@@ -184,10 +207,8 @@ ArtifactFile read_artifact(const std::string& path, bool check_compatibility) {
                       " bytes but the metadata says " + std::to_string(a.meta.weights_size) +
                       "; the file is truncated or corrupted");
   }
-  if (artifact::hash64(w.data(), a.meta.weights_size) != a.meta.weights_hash) {
-    throw FormatError(path + ": the weights (section .kiln.weights) do not match their checksum; "
-                             "the file is corrupted (copy or recompile it)");
-  }
+  // The weights' own hash (metadata) is not recomputed: the whole-file checksum covers them, and
+  // hashing 100+ MiB twice would double the cost of the check (docs/reliability.md).
   validate_plan(a.plan, a.meta, path);
   return a;
 }
@@ -314,6 +335,8 @@ std::string describe_artifact(const std::string& path) {
   for (uint64_t s : p.storage_sizes) planned += s;
   o << "tensors:          " << p.tensors.size() << " (" << counts[0] << " inputs, " << counts[1]
     << " outputs, " << counts[2] << " constants, " << counts[3] << " intermediates)\n";
+  o << "file checksum:    " << std::hex << a.file_hash << std::dec << " over " << a.file_size - artifact::kFileSumBytes
+    << " bytes (verified; every byte the loader maps or reads)\n";
   o << "weights:          " << m.weights_size << " bytes, checksum " << std::hex << m.weights_hash
     << std::dec << " (verified)\n";
   o << "plan checksum:    " << std::hex << m.plan_hash << std::dec << " (verified)\n";

@@ -1,7 +1,7 @@
 // A loaded Kiln artifact (the runtime's side of docs/artifact.md).
 //
 // read_artifact() reads the FILE and checks it without loading or running any of its code:
-// ELF structure and bounds, the metadata (format version first, then its checksum), optionally
+// the whole-file checksum (before anything else is trusted), ELF structure and bounds, the metadata (format version first, then its checksum), optionally
 // the compatibility with this process (architecture, runtime ABI, CPU features), the plan
 // (checksum, then every id, size and offset), and the weights' checksum.
 // load_module() does that with the compatibility check, then dlopen()s the library and resolves
@@ -26,6 +26,7 @@ struct ArtifactFile {
   std::string path;
   uint64_t file_size = 0;
   std::string elf_machine;  // "x86_64", "aarch64", ...
+  uint64_t file_hash = 0;   // the verified whole-file checksum (kiln/runtime/artifact_checksum.h)
   artifact::Metadata meta;
   artifact::Plan plan;
 };
@@ -33,6 +34,9 @@ struct ArtifactFile {
 // Reads and checks `path` (see above). With check_compatibility, an artifact this process cannot
 // run is refused right after its metadata is read.
 ArtifactFile read_artifact(const std::string& path, bool check_compatibility);
+
+// The same checks on a file's bytes already in memory (`path` names it in messages; fuzz/).
+ArtifactFile read_artifact_bytes(const std::string& bytes, const std::string& path, bool check_compatibility);
 
 // Why this process cannot run an artifact with this metadata, or "" when it can.
 std::string compatibility_problem(const artifact::Metadata& meta, const std::string& elf_machine,

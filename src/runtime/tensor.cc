@@ -1,4 +1,6 @@
 // Tensor allocation of the C API: C-contiguous CPU tensors whose data is 64-byte aligned.
+#include <unistd.h>
+
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
@@ -79,6 +81,13 @@ extern "C" int kiln_tensor_alloc(const int64_t* shape, int32_t ndim, DLDataType 
     if (ndim < 0) throw std::invalid_argument("ndim is negative (" + std::to_string(ndim) + ")");
     if (ndim > 0 && shape == nullptr) throw std::invalid_argument("shape is NULL but ndim > 0");
     const size_t nbytes = kiln::runtime::checked_nbytes(shape, ndim, dtype);
+    // The buffer is zeroed (every page touched): more than the machine's memory would end in the
+    // OOM killer, not in an error, so it is refused first.
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page > 0 && nbytes / static_cast<size_t>(page) > static_cast<size_t>(pages)) {
+      throw std::length_error("the tensor needs " + std::to_string(nbytes) + " bytes, more than this machine's memory (" +
+                              std::to_string(static_cast<size_t>(pages) * static_cast<size_t>(page)) + " bytes)");
+    }
     // aligned_alloc needs a non-zero multiple of the alignment; nbytes is far below SIZE_MAX
     // (checked_nbytes bounds it), so rounding up cannot wrap.
     const size_t padded = nbytes == 0 ? KILN_TENSOR_ALIGNMENT

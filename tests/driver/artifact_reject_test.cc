@@ -1,5 +1,6 @@
 // Bad artifacts are refused by kiln_module_load with their message, before any of their code is
-// loaded: truncated file, wrong format version, corrupted metadata/plan/weights (checksums), a
+// loaded: truncated file, wrong format version, corrupted metadata/plan (their own checksums, behind a
+// resealed whole-file checksum), corrupted weights (the whole-file checksum), a
 // CPU feature this machine lacks (metadata edit, and real AVX-512 kernels on a host without
 // AVX-512), another architecture (metadata edit, and a real AArch64 artifact when clang and
 // ld.lld can link one), another runtime ABI, a kernel symbol the library lacks, files that are
@@ -11,6 +12,7 @@
 #include <set>
 
 #include "artifact_test_util.h"
+#include "kiln/runtime/artifact_checksum.h"
 #include "kiln/runtime/c_api.h"
 
 namespace kiln::testing {
@@ -47,10 +49,17 @@ class ArtifactRejectTest : public ::testing::Test {
     const std::string message = load_error(file);
     for (const auto& n : needles) EXPECT_NE(message.find(n), std::string::npos) << "'" << n << "' not in: " << message;
   }
-  // good.so with `edit` applied to its bytes, written as `name`.
-  static std::string edited(const std::string& name, const std::function<void(std::string&)>& edit) {
+  // good.so with `edit` applied to its bytes, written as `name`. With `reseal`, the whole-file
+  // checksum is recomputed after the edit, so the checks behind it are reached (a file edited on
+  // purpose, or an old artifact); without, the whole-file checksum refuses it first.
+  static std::string edited(const std::string& name, const std::function<void(std::string&)>& edit,
+                            bool reseal = true) {
     std::string bytes = read_all(path("good.so"));
     edit(bytes);
+    if (reseal) {
+      bytes.resize(bytes.size() - artifact::kFileSumBytes);
+      bytes += artifact::file_checksum_trailer(bytes);
+    }
     write_all(path(name), bytes);
     return path(name);
   }
@@ -103,8 +112,8 @@ TEST_F(ArtifactRejectTest, CorruptedWeights) {
     const auto [off, size] = section_range(b, ".kiln.weights");
     ASSERT_GT(size, 100u);
     b[off + 100] ^= 0x40;
-  });
-  expect_refused(file, {"weights", "checksum", "corrupted"});
+  }, /*reseal=*/false);
+  expect_refused(file, {"checksum mismatch over the whole file", "corrupted"});
 }
 
 TEST_F(ArtifactRejectTest, MissingCpuFeatureByMetadataEdit) {

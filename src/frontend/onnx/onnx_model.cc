@@ -16,6 +16,8 @@
 #include "kiln/ir/verifier.h"
 #include "kiln/support/error.h"
 #include "kiln/support/logging.h"
+#include "external_data.h"
+#include "import_limits.h"
 #include "node_order.h"
 #include "onnx_tensor_proto.h"
 #include "onnx_node.h"
@@ -71,59 +73,51 @@ DType require_dtype(int t, const std::string& subject) {
   return d;
 }
 
-// Converts a TensorProto; `model_dir` resolves external data.
+// Converts a TensorProto; `model_dir` resolves external data (confined to it: external_data.h).
+// The data the file really holds is checked against the shape before the tensor is allocated, so
+// a corrupt or hostile shape cannot make the importer allocate more than the file provides.
 NDArray tensor_to_ndarray(const onnx::TensorProto& t, const std::string& model_dir, const std::string& subject) {
   DType dtype = require_dtype(t.data_type(), subject);
   ir::Shape shape(t.dims().begin(), t.dims().end());
-  int64_t count = 1;
-  for (int64_t d : shape) {
-    if (d < 0) throw UserError(UserErrorKind::kParse, subject, "has a negative dimension");
-    if (d > 0 && count > (int64_t{1} << 40) / d) {
-      throw UserError(UserErrorKind::kParse, subject, "has an implausibly large shape " + ir::shape_to_string(shape),
-                      "the file is corrupt");
-    }
-    count *= d;
-  }
-  NDArray a = NDArray::empty(dtype, shape);
-  const size_t nbytes = a.nbytes();
-  const int64_t n = a.numel();
+  const onnx_import::TensorSize size = onnx_import::checked_tensor_size(dtype, shape, subject);
+  const int64_t n = size.numel;
+  const size_t nbytes = size.nbytes;
   auto size_error = [&](const std::string& where, size_t have) {
     throw UserError(UserErrorKind::kParse, subject,
-                    where + " holds " + std::to_string(have) + " bytes/values, its type " + a.type().to_string() +
-                        " needs " + std::to_string(nbytes) + " bytes (" + std::to_string(n) + " values)",
+                    where + " holds " + std::to_string(have) + " bytes/values, its type " +
+                        ir::TensorType{dtype, shape}.to_string() + " needs " + std::to_string(nbytes) + " bytes (" +
+                        std::to_string(n) + " values)",
                     "the file is truncated or corrupt");
   };
   if (t.data_location() == onnx::TensorProto::EXTERNAL) {
-    std::string location;
-    int64_t offset = 0, length = -1;
+    onnx_import::ExternalDataRef ref;
     for (const auto& kv : t.external_data()) {
       try {
-        if (kv.key() == "location") location = kv.value();
-        if (kv.key() == "offset") offset = std::stoll(kv.value());
-        if (kv.key() == "length") length = std::stoll(kv.value());
+        if (kv.key() == "location") ref.location = kv.value();
+        if (kv.key() == "offset") ref.offset = std::stoll(kv.value());
+        if (kv.key() == "length") ref.length = std::stoll(kv.value());
       } catch (const std::exception&) {
         throw UserError(UserErrorKind::kParse, subject, "external data " + kv.key() + " '" + kv.value() + "' is not a number");
       }
     }
-    if (offset < 0) throw UserError(UserErrorKind::kParse, subject, "external data offset is negative");
-    if (location.empty()) throw UserError(UserErrorKind::kParse, subject, "external data without a location");
-    std::filesystem::path file = std::filesystem::path(model_dir) / location;
-    std::ifstream in(file, std::ios::binary);
-    if (!in) {
-      throw UserError(UserErrorKind::kNotFound, subject, "external data file '" + file.string() + "' cannot be opened",
-                      "keep the weights file next to the model");
-    }
-    if (length >= 0 && static_cast<size_t>(length) != nbytes) size_error("external data length", length);
-    in.seekg(offset);
-    in.read(static_cast<char*>(a.mutable_raw_data()), static_cast<std::streamsize>(nbytes));
-    if (static_cast<size_t>(in.gcount()) != nbytes) size_error("external data file '" + file.string() + "'", in.gcount());
+    const std::string file = onnx_import::check_external_data(model_dir, ref, nbytes, subject);
+    NDArray a = NDArray::empty(dtype, shape);
+    onnx_import::read_external_data(file, ref, a.mutable_raw_data(), nbytes, subject);
     return a;
   }
   if (t.has_raw_data()) {
     if (t.raw_data().size() != nbytes) size_error("raw_data", t.raw_data().size());
+    NDArray a = NDArray::empty(dtype, shape);
     std::memcpy(a.mutable_raw_data(), t.raw_data().data(), nbytes);  // ONNX raw data is little-endian
     return a;
   }
+  const int typed = dtype == DType::kF32   ? t.float_data_size()
+                    : dtype == DType::kF64 ? t.double_data_size()
+                    : dtype == DType::kI64 ? t.int64_data_size()
+                    : (dtype == DType::kU32 || dtype == DType::kU64) ? t.uint64_data_size()
+                                                                     : t.int32_data_size();
+  if (typed != n) size_error("the typed data field", typed);
+  NDArray a = NDArray::empty(dtype, shape);
   auto check = [&](int have) {
     if (have != n) size_error("the typed data field", have);
   };
@@ -167,6 +161,7 @@ NDArray sparse_to_ndarray(const onnx::SparseTensorProto& sp, const std::string& 
   NDArray values = tensor_to_ndarray(sp.values(), model_dir, subject + " values");
   NDArray indices = tensor_to_ndarray(sp.indices(), model_dir, subject + " indices");
   ir::Shape dims(sp.dims().begin(), sp.dims().end());
+  onnx_import::checked_tensor_size(values.dtype(), dims, subject + " (dense)");
   NDArray dense = NDArray::empty(values.dtype(), dims);
   const int64_t nnz = values.numel(), total = dense.numel();
   const int64_t rank = static_cast<int64_t>(dims.size());
@@ -419,6 +414,8 @@ ir::Graph import_onnx_bytes(const std::string& bytes, const std::string& model_d
   for (const auto& vi : g.input()) {
     if (initializer_names.count(vi.name())) continue;
     const std::string subject = display_name + ": input '" + vi.name() + "'";
+    if (vi.name().empty()) throw UserError(UserErrorKind::kParse, display_name, "a graph input has no name", "the file is corrupt");
+    if (input_names.count(vi.name())) throw UserError(UserErrorKind::kParse, subject, "is listed twice", "the file is corrupt");
     input_names.insert(vi.name());
     if (!vi.type().has_tensor_type()) {
       throw UserError(UserErrorKind::kUnsupported, subject,
@@ -493,6 +490,7 @@ ir::Graph import_onnx_bytes(const std::string& bytes, const std::string& model_d
       }
       if (!known) continue;
     }
+    onnx_import::checked_tensor_size(dtype, shape, display_name + ": input '" + vi.name() + "'");
     ctx.unique_name(vi.name());
     ir::NodePtr node = ir::make_input(vi.name(), {dtype, shape});
     inputs.push_back(node);
@@ -536,6 +534,10 @@ ir::Graph import_onnx_bytes(const std::string& bytes, const std::string& model_d
   std::vector<ir::Value> outputs;
   std::vector<std::string> output_names;
   for (const auto& vi : g.output()) {
+    if (vi.name().empty()) throw UserError(UserErrorKind::kParse, display_name, "a graph output has no name", "the file is corrupt");
+    if (std::find(output_names.begin(), output_names.end(), vi.name()) != output_names.end()) {
+      throw UserError(UserErrorKind::kParse, display_name + ": output '" + vi.name() + "'", "is listed twice", "the file is corrupt");
+    }
     outputs.push_back(ctx.value(vi.name()));
     output_names.push_back(vi.name());
     DType declared;

@@ -1,0 +1,50 @@
+// Resource limits of the ONNX importer (see import_limits.h).
+#include "import_limits.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <limits>
+
+#include "kiln/support/error.h"
+
+namespace kiln::frontend::onnx_import {
+
+uint64_t max_tensor_bytes() {
+  if (const char* env = std::getenv("KILN_MAX_TENSOR_BYTES")) {
+    char* end = nullptr;
+    const unsigned long long v = std::strtoull(env, &end, 10);
+    if (end != env && *end == '\0' && v > 0) return v;
+  }
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0) return uint64_t{1} << 40;
+  return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page);
+}
+
+TensorSize checked_tensor_size(ir::DType dtype, const ir::Shape& shape, const std::string& subject) {
+  const uint64_t limit = max_tensor_bytes();
+  const uint64_t elem = ir::dtype_size(dtype);
+  uint64_t count = 1;
+  bool too_big = false, empty = false;
+  for (int64_t d : shape) {
+    if (d < 0) {
+      throw UserError(UserErrorKind::kParse, subject, "has a negative dimension in shape " + ir::shape_to_string(shape),
+                      "the file is corrupt");
+    }
+    if (d == 0) empty = true;
+    else if (count > std::numeric_limits<uint64_t>::max() / static_cast<uint64_t>(d)) too_big = true;
+    else count *= static_cast<uint64_t>(d);
+  }
+  if (empty) return {};
+  if (too_big || count > limit / std::max<uint64_t>(elem, 1)) {
+    throw UserError(UserErrorKind::kInvalidArgument, subject,
+                    "shape " + ir::shape_to_string(shape) + " needs " +
+                        (too_big ? std::string("more than 2^64 elements") : std::to_string(count * elem) + " bytes") +
+                        ", more than one tensor may take (" + std::to_string(limit) + " bytes, the machine's memory)",
+                    "the file is corrupt, or set KILN_MAX_TENSOR_BYTES if this machine should try");
+  }
+  return {static_cast<int64_t>(count), static_cast<size_t>(count * elem)};
+}
+
+}  // namespace kiln::frontend::onnx_import
