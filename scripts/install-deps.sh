@@ -18,6 +18,10 @@ PACKAGES=(
   # Python module, test-model generation and Python tests
   python3 python3-dev python3-numpy python3-onnx python3-pytest pybind11-dev
   python3-torch python3-torchvision
+  # edge deployment (docs/deploy.md): AArch64 cross toolchain for the runtime and artifact links,
+  # qemu-user to run AArch64 artifacts in the tests, lintian for the .deb packages
+  # (~250 MB installed, ~1 min; the tests that need them skip with a message when absent)
+  g++-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user lintian dpkg-dev
 )
 
 # Test hook (tests/build/install_deps_test.sh): extra package names to require, e.g. one that
