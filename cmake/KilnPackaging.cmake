@@ -55,6 +55,11 @@ foreach(_comp IN LISTS KILN_PACKAGE_COMPONENTS)
   install(FILES "${KILN_PKG_DIR}/copyright" DESTINATION "${CMAKE_INSTALL_DATAROOTDIR}/doc/${_name}" COMPONENT ${_comp})
   install(FILES "${_doc}/changelog.Debian.gz" DESTINATION "${CMAKE_INSTALL_DATAROOTDIR}/doc/${_name}"
           COMPONENT ${_comp} OPTIONAL)
+  # lintian tags that stay, each with the reason (cmake/packaging/lintian-overrides.<package>).
+  if(EXISTS "${KILN_PKG_DIR}/lintian-overrides.${_name}")
+    install(FILES "${KILN_PKG_DIR}/lintian-overrides.${_name}" RENAME ${_name}
+            DESTINATION "${CMAKE_INSTALL_DATAROOTDIR}/lintian/overrides" COMPONENT ${_comp})
+  endif()
 endforeach()
 
 # --- CPack: one .deb per component ------------------------------------------------------------
@@ -83,6 +88,13 @@ set(CPACK_DEBIAN_PACKAGE_ARCHITECTURE ${KILN_DEB_ARCH})
 set(CPACK_DEBIAN_PACKAGE_SECTION science)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "https://kiln.invalid/")
+# shlibs files for libkiln_runtime.so.N / libkiln.so.N, and the ldconfig trigger.
+set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
+set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS_POLICY ">=")
+# Debian's ldconfig trigger for the packages with libraries (CPack 3.25 also calls ldconfig
+# from postinst/postrm: lintian's maintscript-calls-ldconfig warning, harmless and explained).
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_CONTROL_EXTRA "${KILN_PKG_DIR}/triggers")
+set(CPACK_DEBIAN_COMPILER_PACKAGE_CONTROL_EXTRA "${KILN_PKG_DIR}/triggers")
 set(_kiln_full_version "${PROJECT_VERSION}-${CPACK_DEBIAN_PACKAGE_RELEASE}")
 
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME kiln-runtime)
@@ -90,13 +102,14 @@ set(CPACK_DEBIAN_RUNTIME_PACKAGE_SECTION libs)
 # libkiln_runtime needs libc, libstdc++ and libgcc_s only (checked by tests/deploy): stated here
 # rather than by dpkg-shlibdeps, which cannot read a foreign architecture's libraries.
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_DEPENDS "libc6 (>= 2.34), libgcc-s1 (>= 3.0), libstdc++6 (>= 12)")
-set(CPACK_DEBIAN_RUNTIME_PACKAGE_GENERATE_SHLIBS ON)
 set(CPACK_COMPONENT_RUNTIME_DESCRIPTION
     "Kiln runtime: runs compiled models\n The library that loads and runs the models the Kiln compiler writes (one\n shared library per model), with kiln-run-npy, a runner for .npy inputs.\n It needs nothing but the C and C++ standard libraries.")
 
 set(CPACK_DEBIAN_COMPILER_PACKAGE_NAME kiln)
 set(CPACK_DEBIAN_COMPILER_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_COMPILER_PACKAGE_SHLIBDEPS ON)
+# libkiln_runtime is our own (kiln-runtime, depended on below): dpkg-shlibdeps finds it here.
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS "${CMAKE_LIBRARY_OUTPUT_DIRECTORY}")
 set(CPACK_DEBIAN_COMPILER_PACKAGE_DEPENDS "kiln-runtime (= ${_kiln_full_version}), gcc | clang")
 set(CPACK_DEBIAN_COMPILER_PACKAGE_SUGGESTS "gcc-aarch64-linux-gnu, libc6-dev-arm64-cross")
 set(CPACK_COMPONENT_COMPILER_DESCRIPTION
@@ -109,5 +122,5 @@ set(CPACK_DEBIAN_DEV_PACKAGE_RECOMMENDS "kiln (= ${_kiln_full_version})")
 set(CPACK_COMPONENT_DEV_DESCRIPTION
     "Kiln headers and CMake packages\n C and C++ headers of the Kiln runtime and compiler, and the CMake\n packages KilnRuntime (target Kiln::runtime) and Kiln (target Kiln::kiln).")
 
-set(CPACK_OUTPUT_FILE_PREFIX "${CMAKE_BINARY_DIR}/packages")
+set(CPACK_OUTPUT_FILE_PREFIX "${CMAKE_BINARY_DIR}/cpack-out")  # scripts/package.sh copies them on
 include(CPack)

@@ -18,11 +18,12 @@ for tool in aarch64-linux-gnu-gcc aarch64-linux-gnu-g++; do
 done
 generator=()
 if [ ! -f "$build/CMakeCache.txt" ] && command -v ninja >/dev/null 2>&1; then generator=(-G Ninja); fi
-if [ ! -f "$build/CMakeCache.txt" ]; then
+# Debian's multiarch library directory (GNUInstallDirs picks it only for native builds).
+if [ ! -f "$build/CMakeCache.txt" ] || ! grep -q '^CMAKE_INSTALL_LIBDIR:.*=lib/aarch64-linux-gnu$' "$build/CMakeCache.txt"; then
   cmake -S "$root" -B "$build" "${generator[@]}" --no-warn-unused-cli \
     -DCMAKE_TOOLCHAIN_FILE="$root/cmake/toolchains/aarch64-linux-gnu.cmake" \
     -DKILN_RUNTIME_ONLY=ON -DKILN_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_INSTALL_PREFIX=/usr >/dev/null
+    -DCMAKE_INSTALL_PREFIX=/usr -DCMAKE_INSTALL_LIBDIR=lib/aarch64-linux-gnu >/dev/null
 fi
 cmake --build "$build" -j "$(bash "$root/scripts/job-count.sh")"
 echo "$build/lib/libkiln_runtime.so"

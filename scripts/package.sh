@@ -25,6 +25,7 @@ for tool in cpack dpkg-deb; do
   command -v "$tool" >/dev/null 2>&1 || { echo "error: package.sh: $tool not found" >&2
     echo "hint: run scripts/install-deps.sh (cmake, dpkg-dev)" >&2; exit 1; }
 done
+rm -rf "$out"/*.deb
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 jobs=$(bash "$root/scripts/job-count.sh")
@@ -32,9 +33,9 @@ jobs=$(bash "$root/scripts/job-count.sh")
 build_packages() {  # BUILD_DIR TARGETS...
   local dir=$1; shift
   cmake --build "$dir" -j "$jobs" --target "$@"
-  rm -rf "$dir/packages"
-  (cd "$dir" && cpack -G DEB -B "$dir/packages" >/dev/null)
-  cp "$dir"/packages/*.deb "$out/"
+  rm -rf "$dir/cpack-out"
+  (cd "$dir" && cpack -G DEB > "$dir/cpack.log" 2>&1) || { cat "$dir/cpack.log" >&2; exit 1; }
+  cp "$dir"/cpack-out/*.deb "$out/"
 }
 
 bash "$root/scripts/configure.sh" "$build" -DCMAKE_INSTALL_PREFIX=/usr
@@ -45,7 +46,7 @@ if [ "$arm64" = 1 ]; then
 fi
 if command -v lintian >/dev/null 2>&1; then
   # Runs as root here (CI), which lintian refuses without --allow-root.
-  lintian --allow-root --no-tag-display-limit "$out"/*.deb > "$out/lintian.txt" 2>&1 || true
+  lintian --allow-root --tag-display-limit 0 "$out"/*.deb > "$out/lintian.txt" 2>&1 || true
   echo "package.sh: lintian: $(grep -c '^E:' "$out/lintian.txt" || true) errors, $(grep -c '^W:' "$out/lintian.txt" || true) warnings ($out/lintian.txt)" >&2
 fi
 ls "$out"/*.deb

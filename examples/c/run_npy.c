@@ -39,7 +39,8 @@ static int dtype_of_descr(const char* d, DLDataType* out) {
   static const struct { const char* descr; uint8_t code; uint8_t bits; } kTable[] = {
       {"f2", kDLFloat, 16}, {"f4", kDLFloat, 32}, {"f8", kDLFloat, 64}, {"i1", kDLInt, 8},
       {"i2", kDLInt, 16},   {"i4", kDLInt, 32},   {"i8", kDLInt, 64},   {"u1", kDLUInt, 8},
-      {"u2", kDLUInt, 16},  {"u4", kDLUInt, 32},  {"u8", kDLUInt, 64},  {"b1", 6 /* kDLBool */, 8}};
+      {"u2", kDLUInt, 16},  {"u4", kDLUInt, 32},  {"u8", kDLUInt, 64},  {"b1", 6 /* kDLBool */, 8},
+      {"V2", kDLBfloat, 16} /* bfloat16 as 2 raw bytes, as Kiln's npy writer spells it */};
   size_t i;
   for (i = 0; i < sizeof kTable / sizeof kTable[0]; ++i) {
     if (strcmp(d, kTable[i].descr) == 0) {
@@ -58,6 +59,7 @@ static const char* descr_of_dtype(DLDataType t) {
     case kDLInt: return t.bits == 8 ? "|i1" : t.bits == 16 ? "<i2" : t.bits == 32 ? "<i4" : t.bits == 64 ? "<i8" : NULL;
     case kDLUInt: return t.bits == 8 ? "|u1" : t.bits == 16 ? "<u2" : t.bits == 32 ? "<u4" : t.bits == 64 ? "<u8" : NULL;
     case 6: return "|b1";
+    case kDLBfloat: return t.bits == 16 ? "|V2" : NULL;
     default: return NULL;
   }
 }
