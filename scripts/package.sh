@@ -4,18 +4,20 @@
 #   kiln-runtime for arm64 (from the AArch64 cross build, scripts/build-runtime-aarch64.sh),
 # then runs lintian on them when it is installed (its report: OUT/lintian.txt).
 #
-# Usage: scripts/package.sh [--out DIR] [--no-arm64]
-#   DIR defaults to <build dir>/packages. Prints the .deb paths last, one a line.
+# Usage: scripts/package.sh [--out DIR] [--no-arm64] [--arm64-build DIR]
+#   DIR defaults to <build dir>/packages; the AArch64 build directory to <build dir>-aarch64.
+#   Prints the .deb paths last, one a line.
 # The main build is configured with -DCMAKE_INSTALL_PREFIX=/usr (Debian's multiarch library
 # directory); only the packaged targets are built here.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=$(bash "$root/scripts/build-dir.sh")
-out="$build/packages" arm64=1
+out="$build/packages" arm64=1 arm64_build=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) out=$2; shift ;;
     --no-arm64) arm64=0 ;;
+    --arm64-build) arm64_build=$2; shift ;;
     -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
     *) echo "error: package.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
@@ -38,11 +40,14 @@ build_packages() {  # BUILD_DIR TARGETS...
   cp "$dir"/cpack-out/*.deb "$out/"
 }
 
-bash "$root/scripts/configure.sh" "$build" -DCMAKE_INSTALL_PREFIX=/usr
+if ! grep -q '^CMAKE_INSTALL_PREFIX:PATH=/usr$' "$build/CMakeCache.txt" 2>/dev/null; then
+  bash "$root/scripts/configure.sh" "$build" -DCMAKE_INSTALL_PREFIX=/usr
+fi
 build_packages "$build" kiln_runtime kiln_run_npy kiln kiln_cli
 if [ "$arm64" = 1 ]; then
-  bash "$root/scripts/build-runtime-aarch64.sh" "$build-aarch64" >/dev/null
-  build_packages "$build-aarch64" kiln_runtime kiln_run_npy
+  arm64_build=${arm64_build:-$build-aarch64}
+  bash "$root/scripts/build-runtime-aarch64.sh" "$arm64_build" >/dev/null
+  build_packages "$arm64_build" kiln_runtime kiln_run_npy
 fi
 if command -v lintian >/dev/null 2>&1; then
   # Runs as root here (CI), which lintian refuses without --allow-root.
