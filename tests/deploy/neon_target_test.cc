@@ -8,6 +8,7 @@
 #include <string>
 
 #include "driver/cross_linker.h"
+#include "kiln/driver/doctor.h"
 #include "kiln/codegen/target.h"
 #include "kiln/driver/artifact.h"
 #include "kiln/topi/schedule.h"
@@ -70,6 +71,21 @@ TEST(CrossLinker, LinksAarch64SharedObjectsWhenACrossLinkerIsInstalled) {
     GTEST_SKIP() << "no AArch64 linker: " << driver::cross_link_hint("aarch64-unknown-linux-gnu");
   }
   EXPECT_EQ(driver::probe_cross_link(linker), "") << linker.command << linker.flags;
+}
+
+TEST(CrossLinker, DoctorJudgesOnlyRequestedTriples) {
+  driver::DoctorFacts f;
+  f.runtime_library_path = f.compiler_library_path = "/x";
+  f.cpu_name = "znver3";
+  f.default_triple = "x86_64-unknown-linux-gnu";
+  f.cc = {"cc", "default", "/usr/bin/cc", "cc 12", "/usr/bin/ld", "GNU ld", true, ""};
+  f.cross_links.push_back({"aarch64-unknown-linux-gnu", false, "", false, "no linker found", "install it"});
+  EXPECT_TRUE(driver::judge_doctor_facts(f).empty());  // reported, not judged
+  f.cross_links[0].requested = true;
+  const auto problems = driver::judge_doctor_facts(f);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_NE(problems[0].what.find("cannot link artifacts for aarch64-unknown-linux-gnu"), std::string::npos);
+  EXPECT_EQ(problems[0].fix, "install it");
 }
 
 }  // namespace
