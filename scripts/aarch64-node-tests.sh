@@ -2,7 +2,7 @@
 # Every ONNX node test Kiln supports, compiled for AArch64 (neoverse-n1) and run under qemu-user,
 # against the tests' outputs (the CTest deploy.aarch64_node_tests runs a subset of operators).
 # Usage: scripts/aarch64-node-tests.sh [Op1,Op2,...]   (default: all)
-# Builds the needed targets and the AArch64 runtime first; takes about an hour on 2 loaded cores.
+# Builds the needed targets and the AArch64 runtime first; ~30 min on 2 loaded cores.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=$(bash "$root/scripts/build-dir.sh")
