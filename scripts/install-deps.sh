@@ -24,6 +24,10 @@ PACKAGES=(
   python3-sklearn
   # fuzzing (libFuzzer) and the sanitizer builds: scripts/fuzz.sh, scripts/check.sh --sanitize
   clang-19 libclang-rt-19-dev
+  # edge deployment (docs/deploy.md): AArch64 cross toolchain for the runtime and artifact links,
+  # qemu-user to run AArch64 artifacts in the tests, lintian for the .deb packages
+  # (~250 MB installed, ~1 min; the tests that need them skip with a message when absent)
+  g++-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user lintian dpkg-dev
 )
 
 # Test hook (tests/build/install_deps_test.sh): extra package names to require, e.g. one that

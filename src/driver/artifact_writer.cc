@@ -10,6 +10,8 @@
 #include <iterator>
 #include <set>
 
+#include "driver/cross_linker.h"
+#include "driver/shell_command.h"
 #include "kiln/driver/artifact.h"
 #include "kiln/driver/doctor.h"
 #include "kiln/driver/memory_plan.h"
@@ -23,12 +25,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using artifact::TensorKind;
-
-std::string shell_quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
 
 void write_bytes(const fs::path& path, const char* data, size_t size) {
   std::ofstream out(path, std::ios::binary);
@@ -58,21 +54,6 @@ void append_file_checksum(const std::string& tmp_out, const std::string& path) {
     fs::remove(tmp_out, ec);
     throw UserError(UserErrorKind::kIO, path, "cannot append the checksum to the artifact");
   }
-}
-
-std::string run_capture(const std::string& command, int* rc) {
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  if (pipe == nullptr) {
-    *rc = -1;
-    return "cannot start a shell";
-  }
-  std::string output;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) output.append(buf, n);
-  const int status = pclose(pipe);
-  *rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return output;
 }
 
 // A temporary directory removed on scope exit unless kept.
@@ -294,11 +275,25 @@ ArtifactSummary write_artifact(const ArtifactBuilder& builder, const codegen::Ta
   const bool cross = meta.arch != artifact::arch_of_triple(codegen::host_target().triple);
   std::string cc = options.c_compiler;
   std::string flags;
+  std::string cross_hint;
   if (cross) {
-    // No target libc needed: an artifact only refers to libkiln_runtime and libm symbols, which
-    // the loading process provides.
-    if (cc.empty()) cc = std::getenv("KILN_CC") && *std::getenv("KILN_CC") ? std::getenv("KILN_CC") : "clang";
-    flags = " --target=" + shell_quote(target.triple) + " -fuse-ld=lld -nostdlib";
+    // The target's GNU cross driver when installed (it records libm as DT_NEEDED), else clang +
+    // ld.lld with -nostdlib: an artifact refers only to libkiln_runtime and libm symbols, which
+    // the loading process provides (driver/cross_linker.h).
+    if (cc.empty()) {
+      const CrossLinker linker = find_cross_linker(target.triple);
+      if (linker.command.empty()) {
+        throw UserError(UserErrorKind::kIO, path, "no linker for " + target.triple + " is installed",
+                        cross_link_hint(target.triple) + "; 'kiln doctor' reports what it finds");
+      }
+      cc = linker.command;
+      flags = linker.flags;
+    } else {
+      flags = fs::path(cc).filename().string().find("clang") != std::string::npos
+                  ? " --target=" + shell_quote(target.triple) + " -fuse-ld=lld -nostdlib"
+                  : " -lm";
+    }
+    cross_hint = cross_link_hint(target.triple);
   } else {
     // The default compiler links through ld.lld when it is installed: the weights make artifacts
     // large (ResNet-50 with Winograd weights: 151 MiB) and GNU ld copies them ~4x slower
@@ -313,15 +308,15 @@ ArtifactSummary write_artifact(const ArtifactBuilder& builder, const codegen::Ta
   const std::string tmp_out = path + ".tmp-" + std::to_string(getpid());
   const std::string command = shell_quote(cc) + " -shared -Wl,-z,noexecstack -Wl,-Bsymbolic -o " + shell_quote(tmp_out) +
                               inputs + flags;
-  int rc = 0;
-  const std::string output = run_capture(command, &rc);
+  std::string output;
+  const int rc = run_capture(command, &output);
   if (rc != 0) {
     std::error_code ec;
     fs::remove(tmp_out, ec);
     if (options.keep_temporaries) dir.keep();
     throw UserError(UserErrorKind::kIO, path,
                     "linking the artifact failed (exit " + std::to_string(rc) + "): " + command + "\n" + output,
-                    cross ? "cross-architecture artifacts need clang and ld.lld (or set KILN_CC)"
+                    cross ? "cross-architecture artifacts: " + cross_hint
                           : "run 'kiln doctor' to check the C compiler; set KILN_CC to use another one");
   }
   append_file_checksum(tmp_out, path);

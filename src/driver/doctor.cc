@@ -93,6 +93,11 @@ std::vector<DoctorProblem> judge_doctor_facts(const DoctorFacts& f) {
                             " -shared -fPIC' works (binutils and libc6-dev installed), or set "
                             "KILN_CC to a C compiler that does."});
   }
+  for (const CrossLinkFacts& x : f.cross_links) {
+    if (x.requested && !x.ok) {
+      problems.push_back({"cannot link artifacts for " + x.triple + ": " + x.detail, x.fix});
+    }
+  }
   if (f.compile_checked && !f.compile_ok) {
     problems.push_back({"cannot compile and run a model on this machine: " + f.compile_detail,
                         "run 'kiln compile --example tiny-cnn -o /tmp/t.so' with --log driver=debug and fix "
@@ -141,6 +146,12 @@ void print_doctor_report(const DoctorFacts& f, const std::vector<DoctorProblem>&
     row(out, "  shared object", f.cc.links_shared ? "ok (built, loaded and called a trivial one)"
                                                    : "FAILED: " + f.cc.link_error);
   }
+  for (const CrossLinkFacts& x : f.cross_links) {
+    row(out, "cross link", x.triple + ": " +
+                               (x.ok ? "ok via " + x.linker
+                                     : "NOT AVAILABLE" + (x.linker.empty() ? "" : " (" + x.linker + ")") +
+                                           ": " + x.detail + "; fix: " + x.fix));
+  }
   if (f.compile_checked) {
     row(out, "compile + run", (f.compile_ok ? "ok: " : "FAILED: ") + f.compile_detail);
   }
@@ -155,8 +166,9 @@ void print_doctor_report(const DoctorFacts& f, const std::vector<DoctorProblem>&
   for (const DoctorProblem& p : problems) out << "problem: " << p.what << "; fix: " << p.fix << "\n";
 }
 
-int run_doctor(const std::string& cli_version, std::ostream& out) {
-  const DoctorFacts facts = gather_doctor_facts(cli_version);
+int run_doctor(const std::string& cli_version, std::ostream& out,
+               const std::vector<std::string>& cross_triples) {
+  const DoctorFacts facts = gather_doctor_facts(cli_version, cross_triples);
   const std::vector<DoctorProblem> problems = judge_doctor_facts(facts);
   print_doctor_report(facts, problems, out);
   return problems.empty() ? 0 : 1;

@@ -17,6 +17,8 @@
 #include <thread>
 #include <vector>
 
+#include "driver/cross_linker.h"
+#include "driver/shell_command.h"
 #include "kiln/codegen/host_info.h"
 #include "kiln/driver/compile.h"
 #include "kiln/driver/doctor.h"
@@ -25,26 +27,6 @@
 
 namespace kiln::driver {
 namespace {
-
-std::string shell_quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-// Runs a shell command line with stderr merged into stdout; returns the exit status (-1 when it
-// could not run or did not exit normally) and the output.
-int run_capture(const std::string& command_line, std::string* output) {
-  output->clear();
-  FILE* pipe = popen((command_line + " 2>&1").c_str(), "r");
-  if (pipe == nullptr) return -1;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) output->append(buf.data(), n);
-  const int status = pclose(pipe);
-  if (status == -1 || !WIFEXITED(status)) return -1;
-  return WEXITSTATUS(status);
-}
 
 std::string first_line(const std::string& text) {
   std::string line = text.substr(0, text.find('\n'));
@@ -185,7 +167,8 @@ CCompilerFacts probe_c_compiler(const std::string& command, const std::string& s
   return cc;
 }
 
-DoctorFacts gather_doctor_facts(const std::string& cli_version) {
+DoctorFacts gather_doctor_facts(const std::string& cli_version,
+                                const std::vector<std::string>& cross_triples) {
   DoctorFacts f;
   f.cli_version = cli_version;
   f.compiler_version = compiler_version();
@@ -209,6 +192,22 @@ DoctorFacts gather_doctor_facts(const std::string& cli_version) {
   std::string cc_source;
   const std::string cc = c_compiler_command(&cc_source);
   f.cc = probe_c_compiler(cc, cc_source);
+  std::vector<std::string> triples = cross_triples;
+  if (triples.empty()) {
+    triples.push_back(f.default_triple.rfind("aarch64", 0) == 0 ? "x86_64-unknown-linux-gnu"
+                                                                : "aarch64-unknown-linux-gnu");
+  }
+  for (const std::string& triple : triples) {
+    CrossLinkFacts x;
+    x.triple = triple;
+    x.requested = !cross_triples.empty();
+    const CrossLinker linker = find_cross_linker(triple);
+    if (!linker.command.empty()) x.linker = linker.command + " (" + linker.origin + ")";
+    x.detail = probe_cross_link(linker);
+    x.ok = x.detail.empty();
+    if (!x.ok) x.fix = cross_link_hint(triple);
+    f.cross_links.push_back(x);
+  }
 
   f.cores = usable_cores();
   f.available_memory_mb = available_memory_mb();

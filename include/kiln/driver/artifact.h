@@ -17,7 +17,8 @@
 // write_artifact() plans the intermediates' memory by liveness over the kernel order
 // (memory_plan.h), lays the constants out 64-byte aligned, encodes plan and metadata (with the
 // target's CPU features and the checksums), and links everything with the system C compiler
-// (c_compiler_command(): $KILN_CC or cc; for another architecture, clang --target + ld.lld).
+// (c_compiler_command(): $KILN_CC or cc; for another architecture, find_cross_linker(): the
+// target's GNU cross driver, else clang --target + ld.lld).
 // A failed link is UserError(kIO) naming the command and its output.
 #ifndef KILN_DRIVER_ARTIFACT_H_
 #define KILN_DRIVER_ARTIFACT_H_
@@ -67,7 +68,7 @@ class ArtifactBuilder {
 
 struct ArtifactOptions {
   std::string producer;      // what was compiled (e.g. the model's file name), informational
-  std::string c_compiler;    // "" = c_compiler_command() for the host; clang for other architectures
+  std::string c_compiler;    // "" = c_compiler_command() for the host; the cross linker for others
   bool keep_temporaries = false;  // keep the temporary directory (assembly, objects) for debugging
   // Tests only: edits the metadata just before it is encoded (to build artifacts a runtime must
   // refuse: another architecture, a CPU feature this machine lacks, another runtime ABI).

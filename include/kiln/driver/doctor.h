@@ -28,6 +28,16 @@ struct CCompilerFacts {
   std::string link_error;      // why not, when links_shared is false
 };
 
+// Linking artifacts for a foreign architecture (driver/cross_linker.h), for one triple.
+struct CrossLinkFacts {
+  std::string triple;     // LLVM triple, e.g. "aarch64-unknown-linux-gnu"
+  bool requested = false; // named by `kiln doctor --cross-triple` (then a failure is a problem)
+  std::string linker;     // the command that links, and where it came from; empty when none
+  bool ok = false;        // linked a trivial shared object of the triple's ELF machine
+  std::string detail;     // why not, when !ok
+  std::string fix;        // what to install, when !ok
+};
+
 struct DoctorFacts {
   std::string cli_version;  // the `kiln` executable's own version
   std::string compiler_version;
@@ -46,6 +56,7 @@ struct DoctorFacts {
   std::vector<std::string> cpu_features;  // every feature LLVM reports enabled, sorted
 
   CCompilerFacts cc;
+  std::vector<CrossLinkFacts> cross_links;  // the other architecture's triple, or those requested
 
   int cores = 0;
   int64_t available_memory_mb = 0;
@@ -76,8 +87,11 @@ std::string find_executable(const std::string& name);
 // Probes the C compiler `command` (a name looked up on PATH, or a path).
 CCompilerFacts probe_c_compiler(const std::string& command, const std::string& source);
 
-// Gathers every fact. `cli_version` is the calling executable's own version.
-DoctorFacts gather_doctor_facts(const std::string& cli_version);
+// Gathers every fact. `cli_version` is the calling executable's own version; cross-linking is
+// checked for `cross_triples`, or (when empty) for the architecture the host is not
+// (x86-64 <-> AArch64).
+DoctorFacts gather_doctor_facts(const std::string& cli_version,
+                                const std::vector<std::string>& cross_triples = {});
 
 // One problem: what is wrong and how to fix it.
 struct DoctorProblem {
@@ -93,7 +107,8 @@ void print_doctor_report(const DoctorFacts& facts, const std::vector<DoctorProbl
                          std::ostream& out);
 
 // Gathers, judges and prints; returns 0 when there is no problem, 1 otherwise.
-int run_doctor(const std::string& cli_version, std::ostream& out);
+int run_doctor(const std::string& cli_version, std::ostream& out,
+               const std::vector<std::string>& cross_triples = {});
 
 }  // namespace kiln::driver
 
