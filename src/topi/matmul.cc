@@ -47,6 +47,9 @@ int64_t row_tile(int64_t m, const LayoutHints& hints) {
   return best;
 }
 
+// Rows up to which a product with a run-time B reads B unpacked.
+constexpr int64_t kDirectMaxM = 8;
+
 int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
 
 // The anchor's shape: the output's with rows rounded up to tile_m and columns to whole panels.
@@ -106,8 +109,13 @@ ComputeResult matmul_compute(const std::vector<Tensor>& in, const ir::Attrs&, co
   const int64_t nb = blocked ? n_block_for(N, hints) : 0;
   const int64_t M = blocked ? oshape[nbatch] : 1;
   const int64_t tile_m = blocked ? row_tile(M, hints) : 1;
-  const ir::Shape pshape = blocked ? padded_shape(oshape, nbatch, tile_m, nb) : oshape;
-  Tensor bp = blocked ? pack_b(b, K, N, nb, false) : Tensor();
+  // Few rows (M <= kDirectMaxM): each element of B is used by at most that many FMAs, so packing it
+  // (a read and a write of all of B, and a buffer as large, in every call) would cost as much as
+  // the product: the tile reads B's rows directly (contiguous along N), columns not padded (the
+  // vectorizer versions the partial panel's guard).
+  const bool packed = blocked && M > kDirectMaxM;
+  const ir::Shape pshape = blocked ? padded_shape(oshape, nbatch, tile_m, packed ? nb : 1) : oshape;
+  Tensor bp = packed ? pack_b(b, K, N, nb, false) : Tensor();
   tir::IterVar k = tir::reduce_axis(K, "k");
   Tensor prod = tir::compute(
       pshape,
@@ -122,7 +130,7 @@ ComputeResult matmul_compute(const std::vector<Tensor>& in, const ir::Attrs&, co
         ia.push_back(k);
         const Expr j = rb >= 2 ? Expr(i.back()) : Expr(0);
         Expr vb;
-        if (blocked) {
+        if (packed) {
           ir::Shape bbatch(b.shape().begin(), b.shape().end() - 2);
           ib = broadcast_indices(batch, bbatch);
           ib.push_back(tir::floordiv(j, Expr(nb)));
@@ -144,8 +152,8 @@ ComputeResult matmul_compute(const std::vector<Tensor>& in, const ir::Attrs&, co
   ComputeResult r;
   r.schedule = blocked ? ScheduleKind::kMatmul : ScheduleKind::kReduction;
   r.parts["anchor"] = prod;
+  if (packed) r.parts["pack_b"] = bp;
   if (blocked) {
-    r.parts["pack_b"] = bp;
     r.layout["n_block"] = nb;
     r.layout["row_tile"] = tile_m;
   }
