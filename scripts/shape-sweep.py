@@ -88,7 +88,7 @@ def matmul_cases(rng, rng_np, count):
     cases = []
     fixed = [  # the table, always first
         ("matmul", 1, 4096, 4096), ("matmul", 1, 4095, 4097), ("gemm", 3, 768, 1024),
-        ("gemm", 3, 777, 1031), ("gemm", 8, 777, 1031)]
+        ("gemm", 3, 777, 1031), ("gemm", 8, 777, 1031), ("mlp", 3, 777, 1031)]
     specs = list(fixed)[:count]
     while len(specs) < count:
         kind = rng.choice(["matmul", "matmul", "gemm", "batched"])
@@ -117,6 +117,22 @@ def matmul_cases(rng, rng_np, count):
             node = helper.make_node("Gemm", ["x", "w", "b"], ["y"], transB=1)
             cases.append(Case(f"mm{i:03d}_gemm_M{m}_K{k}_N{n}", "matmul", f"Gemm transB M={m} K={k} N={n}",
                               [node], {"x": x}, {"w": w, "b": bias}, (m, n), 2 * m * k * n))
+        elif kind == "mlp":  # three Gemm layers k -> n -> 4 * n - 27 -> n with Relu between
+            sizes = [k, n, 4 * n - 27, n]
+            x = randn(rng_np, (m, k))
+            nodes, inits, src = [], {}, "x"
+            for layer in range(3):
+                inits[f"w{layer}"] = randn(rng_np, (sizes[layer + 1], sizes[layer]), 1 / math.sqrt(sizes[layer]))
+                inits[f"b{layer}"] = randn(rng_np, (sizes[layer + 1],))
+                dst = "y" if layer == 2 else f"h{layer}"
+                nodes.append(helper.make_node("Gemm", [src, f"w{layer}", f"b{layer}"], [dst + ("" if layer == 2 else "g")],
+                                              transB=1))
+                if layer < 2:
+                    nodes.append(helper.make_node("Relu", [dst + "g"], [dst]))
+                src = dst
+            flops = 2 * m * sum(a * b for a, b in zip(sizes, sizes[1:]))
+            cases.append(Case(f"mm{i:03d}_mlp_M{m}_{'_'.join(map(str, sizes))}", "matmul",
+                              f"MLP Gemm+Relu M={m} {'-'.join(map(str, sizes))}", nodes, {"x": x}, inits, (m, n), flops))
         else:
             b, mm = m
             x = randn(rng_np, (b, mm, k))

@@ -69,6 +69,12 @@ class TailPartitioner : public IRMutator {
         }
       }
     }
+    // Any other vectorized loop that is one guard (a split's partial tile, whose bound also
+    // depends on outer loops) is left whole: vectorize_loops versions it (full vectors on every
+    // full tile), where a partition here would cut every tile into odd-width vectors.
+    if (const auto* g = body.as<IfThenElse>(); op->kind == ForKind::kVectorized && g && !g->else_case.defined()) {
+      return self;
+    }
     GuardCollector c(v);
     c.visit_stmt(body);
     if (c.sites.empty()) return self;

@@ -1,4 +1,8 @@
 // Loop vectorization: widen the body of a vectorized loop by replacing its variable with a Ramp.
+// A loop whose whole body is `if (c(v)) S` with c a conjunction of comparisons affine in v (the
+// bounds guard of a split tail: `jo * 16 + ji < N`) is versioned: c holds on an interval of v, so
+//   if (c(min) && c(min + n - 1)) { S widened } else { the serial loop with its guard }
+// runs full vectors everywhere but in the one partial tile (its store then element by element).
 #include <algorithm>
 #include <map>
 
@@ -165,6 +169,39 @@ class Widen : public IRMutator {
   std::map<const Variable*, Expr> vars_;
 };
 
+// Whether e is affine in v: v enters only through +, - and products with v-free factors.
+bool affine_in(const Expr& e, const Variable* v) {
+  struct Uses : IRVisitor {
+    const Variable* v;
+    bool found = false;
+    void visit(const Variable* op) override { found = found || op == v; }
+  };
+  auto uses = [&](const Expr& x) {
+    Uses u;
+    u.v = v;
+    u.visit_expr(x);
+    return u.found;
+  };
+  if (!uses(e) || e.as<Variable>()) return true;
+  if (const auto* a = e.as<Add>()) return affine_in(a->a, v) && affine_in(a->b, v);
+  if (const auto* a = e.as<Sub>()) return affine_in(a->a, v) && affine_in(a->b, v);
+  if (const auto* m = e.as<Mul>()) return (!uses(m->a) && affine_in(m->b, v)) || (!uses(m->b) && affine_in(m->a, v));
+  return false;
+}
+
+// Whether the set of v where c holds is an interval: a conjunction of comparisons of affine terms.
+bool interval_condition(const Expr& c, const Variable* v) {
+  if (const auto* a = c.as<And>()) return interval_condition(a->a, v) && interval_condition(a->b, v);
+#define KILN_TIR_AFFINE_CMP(N) \
+  if (const auto* x = c.as<N>()) return x->a.type().lanes == 1 && affine_in(x->a, v) && affine_in(x->b, v);
+  KILN_TIR_AFFINE_CMP(LT)
+  KILN_TIR_AFFINE_CMP(LE)
+  KILN_TIR_AFFINE_CMP(GT)
+  KILN_TIR_AFFINE_CMP(GE)
+#undef KILN_TIR_AFFINE_CMP
+  return false;
+}
+
 class VectorizeLoops : public IRMutator {
  protected:
   Stmt visit(const For* op) override {
@@ -182,10 +219,27 @@ class VectorizeLoops : public IRMutator {
     Widen w(op->loop_var.node(), Ramp::make(op->min, make_int(1, op->min.type()), static_cast<int>(n)));
     Stmt wide = w.mutate(body);
     if (w.failed) {
+      if (Stmt versioned = version_guard(op, body, n); versioned.defined()) return versioned;
       KILN_LOG(tir, kDebug) << "vectorize: loop " << op->loop_var.name() << " kept serial: " << w.why;
       return For::make(op->loop_var, op->min, op->extent, ForKind::kSerial, body);
     }
     return simplify(wide);
+  }
+
+ private:
+  // The body `if (c(v)) S`, c an interval condition: full vectors where c holds on the whole loop.
+  static Stmt version_guard(const For* op, const Stmt& body, int64_t n) {
+    const auto* g = body.as<IfThenElse>();
+    const Variable* v = op->loop_var.node();
+    if (g == nullptr || g->else_case.defined() || !interval_condition(g->condition, v)) return Stmt();
+    Widen w(v, Ramp::make(op->min, make_int(1, op->min.type()), static_cast<int>(n)));
+    Stmt wide = w.mutate(g->then_case);
+    if (w.failed) return Stmt();
+    const Expr first = substitute(g->condition, {{v, op->min}});
+    const Expr last = substitute(g->condition, {{v, op->min + make_int(n - 1, op->min.type())}});
+    KILN_LOG(tir, kDebug) << "vectorize: loop " << op->loop_var.name() << " versioned on " << g->condition;
+    return IfThenElse::make(simplify(And::make(first, last)), simplify(wide),
+                            For::make(op->loop_var, op->min, op->extent, ForKind::kSerial, body));
   }
 };
 

@@ -235,17 +235,10 @@ Knobs default_knobs(const ComputeResult& result, const codegen::Target& target) 
     case ScheduleKind::kMatmul: {
       const tir::Tensor a = result.parts.at("anchor");
       const int64_t m = a.shape()[a.shape().size() - 2];
-      // An exact row tile when one divides M (a tail tile costs: BERT's M = 128 ran 7% slower
-      // with 6 than with 4); else the tallest, 6 (ViT-B/16's M = 197: 401 vs 426 ms with 4).
-      int64_t tile_m = 6;
-      for (int64_t t : {6, 4, 5, 3}) {
-        if (m % t == 0) {
-          tile_m = t;
-          break;
-        }
-      }
-      if (hints.num_vector_regs >= 32 && m % 8 == 0) tile_m = 8;
-      tile_m = std::min<int64_t>(tile_m, m);
+      // The row tile comes with the compute (its layout "row_tile", topi/matmul.cc: the anchor's
+      // rows are padded to a multiple of it); another tile_m stays correct (bounds guards).
+      KILN_ICHECK(k.has("row_tile")) << "a matmul compute without a row_tile layout";
+      const int64_t tile_m = k.get("row_tile");
       k.set("tile_m", tile_m);
       // Parallel loop over panels of B when there are more of them than row tiles (always for a
       // matrix-vector product, M = 1): both threads get work and each panel is read once. On the

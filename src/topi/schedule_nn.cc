@@ -42,6 +42,15 @@ bool depends_on(const tir::Tensor& t, const tir::Tensor& anchor) {
   return false;
 }
 
+// Same rank and no dimension larger: the output of a product over padded tiles.
+bool fits_in(const ir::Shape& out, const ir::Shape& anchor) {
+  if (out.size() != anchor.size()) return false;
+  for (size_t d = 0; d < out.size(); ++d) {
+    if (out[d] > anchor[d]) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 bool is_elementwise_chain(const tir::Tensor& out, const tir::Tensor& anchor) {
@@ -77,7 +86,10 @@ void schedule_matmul(tir::Schedule& s, const ComputeResult& r, const Knobs& k) {
   // output when it has the product's shape (the epilogue -- bias, residual add, activation --
   // then runs on the tile while it is in registers, its stages inlined), else the product itself
   // through a local copy.
-  const bool epilogue = r.outputs.size() == 1 && !r.outputs[0].same_as(a) && r.outputs[0].shape() == a.shape();
+  // (The anchor may be padded to whole tiles: the output is then its top-left [.., M, N] corner.)
+  // A split-K anchor (k_split: its rows are partial sums) never carries the epilogue.
+  const bool epilogue = r.outputs.size() == 1 && !r.outputs[0].same_as(a) && !k.has("k_split") &&
+                        fits_in(r.outputs[0].shape(), a.shape());
   const tir::Tensor out = epilogue ? r.outputs[0] : a;
   const tir::Tensor al = epilogue ? a : s.cache_write(a);
   Stage so = s[out];

@@ -103,3 +103,32 @@ TEST(VerifyTest, RejectsContractViolations) {
 
 }  // namespace
 }  // namespace kiln::tir
+
+namespace kiln::tir {
+namespace {
+
+// A vectorized loop whose body is a bounds guard affine in its variable (the partial last panel
+// of a split inside a parallel loop, which partition_tails leaves alone) is versioned: full
+// vectors where the guard holds at both ends, the guarded serial loop elsewhere.
+TEST(TransformTest, VectorizeVersionsAnAffineTailGuard) {
+  Buffer c = Buffer::make("C", DType::kI64, {30});
+  Var o("o"), i("i");
+  Stmt s = For::make(o, make_int(0), make_int(4), ForKind::kParallel,
+                     For::make(i, make_int(0), make_int(8), ForKind::kVectorized,
+                               IfThenElse::make(o * 8 + i < 30, Store::make(c, i * 3, o * 8 + i))));
+  Stmt v = vectorize_loops(simplify(s));
+  const std::string text = to_string(v);
+  EXPECT_NE(text.find("C[ramp(o * 8, 1, 8)]"), std::string::npos) << text;
+  EXPECT_NE(text.find("else"), std::string::npos) << text;
+  ir::NDArray before = ir::NDArray::empty(DType::kI64, {30}), after = ir::NDArray::empty(DType::kI64, {30});
+  interpret(PrimFunc::make("before", {c}, simplify(s)), {before});
+  interpret(PrimFunc::make("after", {c}, v), {after});
+  EXPECT_TRUE(before.bitwise_equal(after));
+  // A guard that is not an interval of i (every other lane) keeps the loop serial.
+  Stmt odd = For::make(i, make_int(0), make_int(8), ForKind::kVectorized,
+                       IfThenElse::make(floormod(i, 2) == 0, Store::make(c, i, i)));
+  EXPECT_EQ(vectorize_loops(odd).as<For>()->kind, ForKind::kSerial);
+}
+
+}  // namespace
+}  // namespace kiln::tir

@@ -40,3 +40,29 @@ TEST(TopiMatmulPacked, ProductsAtOddSizes) {
 
 }  // namespace
 }  // namespace kiln::topi::testing
+
+namespace kiln::topi::testing {
+namespace {
+
+// Remainder tiles (issue 18): products whose M, K and N are not multiples of the row tile, the
+// vector width or the panel width (primes, 1, just past a multiple), small M (1..8), batched and
+// gemm forms; each against the op's double-precision reference.
+TEST(TopiMatmulPacked, RemainderTilesAtPrimeAndSmallSizes) {
+  for (const int64_t m : {1, 2, 3, 7, 8, 11}) {
+    for (const auto& [k, n] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {3, 17}, {29, 31}, {259, 41}}) {
+      const int64_t nb = n >= 16 ? 16 : 8;
+      check_op({"matmul_packed", {tt({m, k}), tt({(n + nb - 1) / nb, k, nb})}, Attrs().set("n", n), {}, sum_tol(k)});
+    }
+  }
+}
+
+TEST(TopiMatmul, RemainderTilesBatchedAndGemm) {
+  check_op({"matmul", {tt({3, 7, 29}), tt({3, 29, 19})}, {}, {}, sum_tol(29)});
+  check_op({"matmul", {tt({2, 1, 257}), tt({257, 33})}, {}, {}, sum_tol(257)});
+  check_op({"matmul", {tt({13, 1}), tt({1, 5})}, {}, {}, sum_tol(1)});
+  check_op({"gemm", {tt({8, 77}), tt({31, 77}), tt({31})}, Attrs().set("trans_b", int64_t{1}), {}, sum_tol(77)});
+  check_op({"gemm", {tt({11, 5}), tt({5, 3})}, Attrs().set("alpha", 0.5), {}, sum_tol(5)});
+}
+
+}  // namespace
+}  // namespace kiln::topi::testing

@@ -20,7 +20,9 @@ Stmt partition_tails(const Stmt& s);
 // becomes Ramp(min, 1, n), scalars meeting vectors are broadcast, loads and stores become vector
 // loads and stores. A loop whose body cannot be widened (a condition or a loop bound that depends
 // on the vectorized variable, an Allocate inside, a store of a vector to a scalar index) is kept
-// as a serial loop (logged at debug level).
+// as a serial loop (logged at debug level), except a body that is one bounds guard `if (c) S`
+// with c a conjunction of comparisons affine in the variable (a split's partial last tile): that
+// loop is versioned, `if (c at the first and last lane) { S widened } else { the serial loop }`.
 Stmt vectorize_loops(const Stmt& s);
 
 // Replaces each For of kind kUnrolled with a constant extent <= max_extent by copies of its body;
