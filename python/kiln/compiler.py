@@ -62,13 +62,6 @@ def _model_source(model):
                             "pass the .onnx file's path, its bytes, or onnx.load(path)")
 
 
-def _quantize_unavailable():
-    return errors.user_error(errors.UnsupportedError, "kiln.quantize",
-                             "int8 quantization is not available in this build",
-                             "use a Kiln build that has include/kiln/driver/quantize.h (docs/python.md)",
-                             kind="unsupported")
-
-
 def compile(model, *, target="native", opt_level=3, input_shapes=None, quantize=None, calibration=None,
             bind=None):
     """Compiles an ONNX model into a kiln.Artifact.
@@ -76,9 +69,19 @@ def compile(model, *, target="native", opt_level=3, input_shapes=None, quantize=
     model: path, bytes or onnx.ModelProto. target: "native" (this machine) or a Kiln target
     string ("llvm -mcpu=znver4", docs/codegen.md). opt_level: 0..3. input_shapes: {input name:
     shape} fixing symbolic dimensions. bind: {input name: array} making inputs compile-time
-    constants (as `kiln compile --bind`). quantize/calibration: int8 (kiln.quantize)."""
+    constants (as `kiln compile --bind`). quantize="int8" with calibration (as for kiln.quantize):
+    quantizes first, then compiles the QDQ model (as `kiln compile --quantize int8`)."""
     if quantize is not None or calibration is not None:
-        raise _quantize_unavailable()
+        if quantize != "int8":
+            raise errors.user_error(errors.InvalidArgumentError, "quantize", f"{quantize!r} is not a quantization",
+                                    "use quantize=\"int8\" with calibration=...")
+        qdir = tempfile.mkdtemp(prefix="kiln-quantize-")
+        try:
+            qdq = quantize_model(model, calibration, os.path.join(qdir, "model.int8.onnx"),
+                                 input_shapes=input_shapes)["path"]
+            return compile(qdq, target=target, opt_level=opt_level, input_shapes=input_shapes, bind=bind)
+        finally:
+            shutil.rmtree(qdir, True)
     if not isinstance(opt_level, int) or isinstance(opt_level, bool) or not 0 <= opt_level <= 3:
         raise errors.user_error(errors.InvalidArgumentError, "opt_level", f"{opt_level!r} is not an integer 0..3",
                                 "use 0 (no passes) .. 3 (all passes, the default)")
@@ -106,7 +109,59 @@ def compile(model, *, target="native", opt_level=3, input_shapes=None, quantize=
     return Artifact(out, report, tmpdir)
 
 
-def quantize(*args, **kwargs):
-    """int8 quantization (libkiln's kiln::quantize_model). Not bound yet: raises UnsupportedError
-    ("not available in this build"); _kiln._have_quantize tells whether libkiln has the API."""
-    raise _quantize_unavailable()
+def _calibration_sources(calibration, tmpdir):
+    """[(input name or "", .npy path or directory)] for _kiln._quantize. calibration: a path (file or
+    directory), an array (the only input's samples stacked on axis 0), or {input name: path or array}."""
+    if calibration is None:
+        return []
+    if isinstance(calibration, (str, os.PathLike, np.ndarray)):
+        calibration = {"": calibration}
+    if not isinstance(calibration, dict):
+        raise errors.user_error(errors.InvalidArgumentError, "calibration",
+                                f"{type(calibration).__name__} is not a path, an array or a dict",
+                                "pass a .npy path, a directory of .npy files, an array of samples stacked on "
+                                "axis 0, or {input name: path or array}")
+    sources = []
+    for i, (name, value) in enumerate(calibration.items()):
+        if isinstance(value, (str, os.PathLike)):
+            sources.append((str(name), os.fspath(value)))
+            continue
+        path = os.path.join(tmpdir, f"calibration{i}.npy")
+        np.save(path, np.require(value, requirements="C"))
+        sources.append((str(name), path))
+    return sources
+
+
+def quantize_model(model, calibration=None, output=None, *, method="minmax", percentile=99.99, skip=(),
+                   dynamic=False, reduce_range=False, input_shapes=None, report_samples=4):
+    """Post-training int8 quantization (as `kiln quantize`, docs/int8.md): runs the f32 model
+    compiled by Kiln on the calibration samples, and writes a standard QDQ ONNX model to `output`
+    (default: MODEL.int8.onnx next to a model given by path). Returns the report as a dict: path,
+    samples, quantized_nodes, layers (per-layer error against f32, worst first), outputs, summary.
+
+    model: path, bytes or onnx.ModelProto. calibration: a .npy path (samples stacked on axis 0), a
+    directory of .npy files, an array, or {input name: path or array}. method: "minmax",
+    "percentile" or "entropy". skip: node names kept in f32. dynamic: MatMul/Gemm quantized with
+    run-time activation scales (no calibration needed). reduce_range: 7-bit weights."""
+    tmpdir = tempfile.mkdtemp(prefix="kiln-quantize-")
+    try:
+        path, data, _ = _model_source(model)
+        if path is None:
+            path = os.path.join(tmpdir, "model.onnx")
+            with open(path, "wb") as f:
+                f.write(data)
+        if output is None:
+            if not isinstance(model, (str, os.PathLike)):
+                raise errors.user_error(errors.InvalidArgumentError, "output", "no output path for a model given as data",
+                                        "pass output=\"model.int8.onnx\"")
+            output = os.path.splitext(path)[0] + ".int8.onnx"
+        shapes = {str(k): [int(d) for d in v] for k, v in (input_shapes or {}).items()}
+        return _kiln._quantize(path, os.fspath(output), calibration=_calibration_sources(calibration, tmpdir),
+                               method=str(method), percentile=float(percentile), skip=[str(s) for s in skip],
+                               dynamic=bool(dynamic), reduce_range=bool(reduce_range), input_shapes=shapes,
+                               report_samples=int(report_samples))
+    finally:
+        shutil.rmtree(tmpdir, True)
+
+
+quantize = quantize_model

@@ -31,6 +31,8 @@ std::string dtype_name(const DLDataType& dtype);
 
 // compile_binding.cc: _compile(...) -> report dict.
 void bind_compile(py::module_& m);
+// quantize_binding.cc: _quantize(...) -> report dict (int8, docs/int8.md).
+void bind_quantize(py::module_& m);
 // runtime_binding.cc: the Module class (load, inputs/outputs, run, profile) and aligned_empty.
 void bind_runtime(py::module_& m);
 // info_binding.cc: versions, doctor, threads.

@@ -107,11 +107,6 @@ void bind_compile(py::module_& m) {
         py::arg("bind") = std::map<std::string, py::array>{},
         "Compiles an ONNX model (file `path` or serialized `data`) into the artifact `out_path`; "
         "returns the compile report as a dict. Use kiln.compile().");
-#ifdef KILN_PYTHON_HAVE_QUANTIZE
-  m.attr("_have_quantize") = true;
-#else
-  m.attr("_have_quantize") = false;
-#endif
 }
 
 }  // namespace kiln::python

@@ -19,5 +19,6 @@ PYBIND11_MODULE(_kiln, m) {
   kiln::python::register_error_translator(m);
   kiln::python::bind_info(m);
   kiln::python::bind_compile(m);
+  kiln::python::bind_quantize(m);
   kiln::python::bind_runtime(m);
 }

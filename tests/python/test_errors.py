@@ -58,10 +58,16 @@ def test_bad_options():
            lambda: kiln.compile(models.binary("Add", np.float32), bind={"b": np.zeros((3, 5), np.int64)}))
 
 
-def test_quantize_is_unavailable_in_this_build():
-    raises(kiln.UnsupportedError, "int8 quantization is not available in this build", lambda: kiln.quantize("m.onnx"))
-    raises(kiln.UnsupportedError, "int8 quantization",
-           lambda: kiln.compile(models.mlp()[0], quantize="int8"))
+def test_quantize_errors(tmp_path):
+    m = models.mlp()[0]
+    raises(kiln.InvalidArgumentError, "is not a quantization", lambda: kiln.compile(m, quantize="int4"))
+    raises(kiln.InvalidArgumentError, "no output path", lambda: kiln.quantize(m, np.zeros((4, 4), np.float32)))
+    raises(kiln.InvalidArgumentError, "is not a path, an array or a dict",
+           lambda: kiln.quantize(m, 3, tmp_path / "q.onnx"))
+    raises(kiln.KilnError, "calibration", lambda: kiln.quantize(m, np.zeros((4, 5), np.float32), tmp_path / "q.onnx"))
+    raises(kiln.KilnError, "calibration", lambda: kiln.quantize(m, np.zeros((4, 4), np.int32), tmp_path / "q.onnx"))
+    raises(kiln.KilnError, "minmax", lambda: kiln.quantize(m, np.zeros((4, 4), np.float32), tmp_path / "q.onnx",
+                                                           method="bogus"))
 
 
 def test_save_into_a_missing_directory(tmp_path):
