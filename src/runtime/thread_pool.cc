@@ -1,10 +1,15 @@
 // The runtime's thread pool behind kiln_parallel_for() (and the run scopes of thread_pool.h).
 //
 // Design: N-1 persistent workers plus the calling thread. A parallel loop is published as a "job"
-// (body, closure, n, chunk count) followed by a release-store of a new generation number; worker
-// i runs chunk i+1, the caller runs chunk 0, and the caller waits until every worker has
-// acknowledged the job (run its chunk, or seen that it has none) before it returns, so the job,
-// whose closure lives on the caller's stack, outlives every use of it.
+// (body, closure, n, chunk count) followed by a release-store of a new generation number. The
+// chunks are claimed, not assigned: the caller and every woken worker take chunk after chunk from
+// one claim word (job number | chunk count | next chunk) by compare-and-swap until none is left,
+// so a worker that is not running (asleep, or descheduled on a loaded machine) holds nothing up:
+// the caller runs the chunks nobody claimed. The caller then waits until every claimed chunk is
+// done. A thread uses the job's fields only after a successful claim, and the job cannot finish
+// while a claimed chunk is running, so the job, whose closure lives on the caller's stack,
+// outlives every use of it; a worker that wakes late sees another job number, or no chunk left,
+// and touches nothing.
 //   - Whole loops are serialized by run_mutex_: concurrent callers from different threads each get
 //     the whole pool in turn, and every chunk of every loop runs exactly once.
 //   - A call from inside a running body (on any pool thread or the caller) runs serially on that
@@ -168,11 +173,13 @@ class ThreadPool {
     n_ = n;
     chunks_ = std::min<int64_t>(n, threads);
     failed_.store(false, std::memory_order_relaxed);
-    pending_.store(static_cast<int64_t>(workers_.size()), std::memory_order_relaxed);
+    done_.store(0, std::memory_order_relaxed);
+    job_ = (job_ + 1) & kJobMask;
+    claim_.store(make_claim(job_, chunks_, 0), std::memory_order_release);
     publish(generation_.load(std::memory_order_relaxed) + 1);
     std::string error;
-    const bool ok = run_body(body_, closure_, chunk_begin(0), chunk_begin(1), &error);
-    wait_for_workers();
+    const bool ok = run_claimed_chunks(&error);
+    wait_for_chunks();
     if (!ok) return fail(error);
     if (failed_.load(std::memory_order_acquire)) return fail(first_error_);
     return 0;
@@ -189,6 +196,50 @@ class ThreadPool {
   static int run_serial(kiln_parallel_body body, void* closure, int64_t n) {
     std::string error;
     return run_body(body, closure, 0, n, &error) ? 0 : fail(error);
+  }
+
+  // The claim word: job number (bits 32..63), chunk count (16..31), next unclaimed chunk (0..15).
+  // Chunk counts are at most kMaxThreads, so they fit in 16 bits.
+  static constexpr uint64_t kJobMask = 0xffffffffu;
+  static uint64_t make_claim(uint64_t job, int64_t chunks, int64_t next) {
+    return (job << 32) | (static_cast<uint64_t>(chunks) << 16) | static_cast<uint64_t>(next);
+  }
+
+  // Claims the next chunk of the job in claim_ (its chunk count in *chunks), or returns -1 when
+  // none is left. After a claim
+  // the job's fields (body_, closure_, n_, chunks_) are those of the claimed job: they were
+  // written before claim_ was stored (release, read here by acquire), and the job cannot finish
+  // (so they cannot be rewritten) until this chunk is counted done.
+  int64_t claim_chunk(int64_t* chunks) {
+    uint64_t w = claim_.load(std::memory_order_acquire);
+    for (;;) {
+      const int64_t next = static_cast<int64_t>(w & 0xffffu);
+      *chunks = static_cast<int64_t>((w >> 16) & 0xffffu);
+      if (next >= *chunks) return -1;
+      if (claim_.compare_exchange_weak(w, w + 1, std::memory_order_acq_rel, std::memory_order_acquire)) return next;
+    }
+  }
+
+  // Runs chunks of the current job until none is left to claim; counts each one done. Returns
+  // false with *error set when a chunk this thread ran failed (the caller reports its own).
+  bool run_claimed_chunks(std::string* error) {
+    bool ok = true;
+    int64_t chunks = 0;
+    for (int64_t c; (c = claim_chunk(&chunks)) >= 0;) {
+      if (!run_body(body_, closure_, chunk_begin(c), chunk_begin(c + 1), error)) ok = false;
+      finish_chunk(chunks);
+    }
+    return ok;
+  }
+
+  // Counts a chunk done (`chunks`: its job's count, from the claim word: once the last chunk is
+  // counted the caller may start the next job and rewrite chunks_); wakes a sleeping caller.
+  void finish_chunk(int64_t chunks) {
+    if (done_.fetch_add(1, std::memory_order_seq_cst) + 1 == chunks &&
+        caller_sleeping_.load(std::memory_order_seq_cst)) {
+      { std::lock_guard<std::mutex> lock(mutex_); }
+      done_cv_.notify_one();
+    }
   }
 
   // Start of chunk c of [0, n_) split into chunks_ nearly equal contiguous ranges (no overflow).
@@ -234,8 +285,9 @@ class ThreadPool {
     }
   }
 
-  void wait_for_workers() {
-    auto done = [&] { return pending_.load(std::memory_order_seq_cst) == 0; };
+  // Waits until every chunk of the current job is done (the caller has claimed or run them all).
+  void wait_for_chunks() {
+    auto done = [&] { return done_.load(std::memory_order_seq_cst) == chunks_; };
     if (spin_until(done)) return;
     std::unique_lock<std::mutex> lock(mutex_);
     caller_sleeping_.store(true, std::memory_order_seq_cst);
@@ -257,23 +309,22 @@ class ThreadPool {
 
   // `seen` starts at the generation current when the worker was created, so a new worker never
   // mistakes the previous (finished) loop for work.
-  void worker_loop(int64_t chunk, uint64_t seen) {
+  void worker_loop(uint64_t seen) {
     std::string error;
     for (;;) {
       seen = wait_for_job(seen);
       if (stopping_.load(std::memory_order_acquire)) return;
-      if (chunk < chunks_ && !run_body(body_, closure_, chunk_begin(chunk), chunk_begin(chunk + 1), &error)) {
-        {
-          std::lock_guard<std::mutex> lock(mutex_);
-          if (!failed_.load(std::memory_order_relaxed)) first_error_ = error;
+      int64_t chunks = 0;
+      for (int64_t c; (c = claim_chunk(&chunks)) >= 0;) {
+        if (!run_body(body_, closure_, chunk_begin(c), chunk_begin(c + 1), &error)) {
+          {
+            std::lock_guard<std::mutex> lock(mutex_);
+            if (!failed_.load(std::memory_order_relaxed)) first_error_ = error;
+          }
+          failed_.store(true, std::memory_order_release);
+          assign_last_error("");  // a worker's own message is not kept across loops
         }
-        failed_.store(true, std::memory_order_release);
-        assign_last_error("");  // a worker's own message is not kept across loops
-      }
-      if (pending_.fetch_sub(1, std::memory_order_seq_cst) == 1 &&
-          caller_sleeping_.load(std::memory_order_seq_cst)) {
-        { std::lock_guard<std::mutex> lock(mutex_); }
-        done_cv_.notify_one();
+        finish_chunk(chunks);
       }
     }
   }
@@ -285,7 +336,7 @@ class ThreadPool {
     stopping_.store(false, std::memory_order_relaxed);
     const uint64_t g = generation_.load(std::memory_order_relaxed);
     workers_.reserve(static_cast<size_t>(threads - 1));
-    for (int32_t i = 1; i < threads; ++i) workers_.emplace_back(&ThreadPool::worker_loop, this, i, g);
+    for (int32_t i = 1; i < threads; ++i) workers_.emplace_back(&ThreadPool::worker_loop, this, g);
   }
 
   void stop_workers() {
@@ -308,8 +359,10 @@ class ThreadPool {
   void* closure_ = nullptr;
   int64_t n_ = 0;
   int64_t chunks_ = 1;
+  uint64_t job_ = 0;  // the job number in claim_ (caller only)
   std::atomic<bool> stopping_{false};
-  alignas(kCacheLine) std::atomic<int64_t> pending_{0};  // workers yet to finish the job
+  alignas(kCacheLine) std::atomic<uint64_t> claim_{0};  // claim word (make_claim): no chunk left
+  alignas(kCacheLine) std::atomic<int64_t> done_{0};  // chunks of the job finished
   std::atomic<bool> failed_{false};
   alignas(kCacheLine) std::atomic<int32_t> sleepers_{0};
   std::atomic<bool> caller_sleeping_{false};

@@ -624,6 +624,8 @@ def build_cases():
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import op_cases_tensorops
     op_cases_tensorops.add_cases(case, rng)
+    import op_cases_quant
+    op_cases_quant.add_cases(case, rng)
 
     return CASES
 

@@ -320,6 +320,10 @@ TEST(OpRegistryContents, EveryOperatorIsComplete) {
       {"reduce_min", OpPattern::kCommReduce}, {"reduce_prod", OpPattern::kCommReduce},
       {"argmax", OpPattern::kOpaque}, {"argmin", OpPattern::kOpaque},
       {"instance_norm", OpPattern::kOutEWiseFusable}, {"lrn", OpPattern::kOpaque},
+      // Quantization (quantize.cc, quantize_qnn.cc; docs/int8.md).
+      {"quantize_linear", OpPattern::kBroadcast}, {"dequantize_linear", OpPattern::kBroadcast},
+      {"requantize", OpPattern::kBroadcast}, {"qnn_conv2d", OpPattern::kOutEWiseFusable},
+      {"qnn_matmul", OpPattern::kOutEWiseFusable},
   };
   for (const auto& [name, pattern] : contract) {
     const OpDef* op = OpRegistry::global().find(name);

@@ -1,0 +1,68 @@
+"""Cases of the quantization operators (quantize_linear, dequantize_linear, requantize, qnn_conv2d,
+qnn_matmul) for op_cases.py. Expected outputs from numpy (f32 arithmetic step by step, np.rint =
+round half to even, the rule of docs/int8.md) and PyTorch float64 convolutions of the
+zero-point-shifted integers (exact), never from Kiln. Tolerance 0: integer results are exact."""
+
+
+def add_cases(case, rng):
+    import numpy as np
+    import torch
+    import torch.nn.functional as F
+
+    f32 = np.float32
+
+    def exact(name, op, inputs, outputs, attrs):
+        case(name, op, inputs, outputs, attrs, rtol=0, atol=0)
+
+    # quantize_linear: per tensor to u8 (values past both ends saturate), per axis to i8.
+    x = rng.uniform(-4, 4, size=(3, 4)).astype(f32)
+    x[0, :3] = [1e3, -1e3, 0.25]
+    scale, zp = f32(0.03), np.array(128, np.uint8)
+    y = np.clip(np.rint(x / scale) + 128, 0, 255).astype(np.uint8)
+    exact("quantize_linear_u8", "quantize_linear", [x, np.array(scale), zp], [y], {"axis": 1})
+    sa = np.array([0.02, 0.05, 0.1, 0.5], f32)
+    za = np.array([-3, 0, 7, 1], np.int8)
+    ya = np.clip(np.rint(x / sa) + za.astype(np.int64), -128, 127).astype(np.int8)
+    exact("quantize_linear_i8_axis1", "quantize_linear", [x, sa, za], [ya], {"axis": 1})
+
+    # dequantize_linear: u8 per tensor, i8 per axis 0, i32 (a bias) per tensor.
+    q = rng.integers(0, 256, size=(3, 5)).astype(np.uint8)
+    exact("dequantize_linear_u8", "dequantize_linear", [q, np.array(f32(0.1)), np.array(3, np.uint8)],
+          [(q.astype(np.int32) - 3).astype(f32) * f32(0.1)], {"axis": 1})
+    qi = rng.integers(-128, 128, size=(3, 5)).astype(np.int8)
+    s0, z0 = np.array([0.5, 0.25, 2.0], f32), np.array([1, -2, 0], np.int8)
+    exact("dequantize_linear_i8_axis0", "dequantize_linear", [qi, s0, z0],
+          [(qi.astype(np.int32) - z0.astype(np.int32)[:, None]).astype(f32) * s0[:, None]], {"axis": 0})
+
+    # requantize: per-channel input scale and bias, u8 output with a fused ReLU clamp (at the zero point).
+    acc = rng.integers(-20000, 20000, size=(2, 3, 4)).astype(np.int32)
+    xs = np.array([1e-3, 2.5e-3, 4e-4], f32)
+    ys, yzp = f32(0.05), 10
+    bias = np.array([100, -250, 0], np.int32)
+    r = np.rint((acc + bias[None, :, None]).astype(f32) * (xs / ys)[None, :, None]) + yzp
+    exact("requantize_u8_relu", "requantize", [acc, xs, np.array(ys), np.array(yzp, np.uint8), bias],
+          [np.clip(r, yzp, 255).astype(np.uint8)], {"axis": 1, "clamp_min": yzp, "clamp_max": 255})
+
+    # qnn_conv2d: u8 data with a zero point, i8 weights with per-channel zero points; pads hold the
+    # data's zero point (contribute 0).
+    def qconv(name, xs_, ws_, groups=1, strides=(1, 1), pads=(0, 0, 0, 0), dil=(1, 1)):
+        xq = rng.integers(0, 256, size=xs_).astype(np.uint8)
+        wq = rng.integers(-128, 128, size=ws_).astype(np.int8)
+        xzp = np.array(120, np.uint8)
+        wzp = rng.integers(-3, 4, size=(ws_[0],)).astype(np.int8)
+        xd = torch.from_numpy(xq.astype(np.float64) - 120.0)
+        wd = torch.from_numpy(wq.astype(np.float64) - wzp.astype(np.float64)[:, None, None, None])
+        y = F.conv2d(F.pad(xd, (pads[1], pads[3], pads[0], pads[2])), wd, stride=strides, dilation=dil, groups=groups)
+        exact(name, "qnn_conv2d", [xq, wq, xzp, wzp], [y.numpy().astype(np.int32)],
+              {"strides": list(strides), "pads": list(pads), "dilations": list(dil), "groups": groups})
+
+    qconv("qnn_conv2d_basic", (1, 3, 6, 7), (4, 3, 3, 3), pads=(1, 1, 1, 1))
+    qconv("qnn_conv2d_groups_stride_dil", (1, 4, 9, 8), (6, 2, 3, 2), groups=2, strides=(2, 1), pads=(1, 0, 2, 1),
+          dil=(1, 2))
+
+    # qnn_matmul: batched u8 x i8 with a scalar and a per-column zero point.
+    a = rng.integers(0, 256, size=(2, 3, 5)).astype(np.uint8)
+    b = rng.integers(-128, 128, size=(5, 4)).astype(np.int8)
+    bzp = np.array([0, 1, -1, 5], np.int8)
+    y = (a.astype(np.int64) - 7) @ (b.astype(np.int64) - bzp.astype(np.int64))
+    exact("qnn_matmul_batched", "qnn_matmul", [a, b, np.array(7, np.uint8), bzp], [y.astype(np.int32)], {})
