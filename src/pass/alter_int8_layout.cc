@@ -10,12 +10,18 @@
 //   - x' = x, or, when x is layout_transform(NCHW{b}c -> NCHW) of a blocked u8 value (the output
 //     of another int8_conv2d), that blocked value: consecutive int8 convolutions pass u8 NCHW16c
 //     without transforms (the unused transform is then dead code).
+//   - elementwise/broadcast ops on such NCHW views (all tensor operands views of the output's
+//     shape with one block, the rest single values) and max_pool2d of a view run on the blocked
+//     values (max_pool2d_nchwc), their result viewed as NCHW again: the QDQ residual chain
+//     (dequantize, add, relu, quantize) stays blocked between int8 convolutions.
 //   - narrow = 1 when every weight is in [-64, 64] (topi::int8::weights_fit_narrow): the AVX2
 //     single-vpmaddubsw form; otherwise the exact two-step form. Results are identical.
 // Numerics: bit-exact to the rewritten ops (the op reference in src/ir/ops/int8_conv.cc).
 // Anything else (depthwise/grouped, i8 activations, weight zero points, i8/i16 outputs) is left
-// to the generic integer kernels. Stats: "int8_conv2d", "narrow", "transforms_skipped".
-#include <map>
+// to the generic integer kernels. Stats: "int8_conv2d", "narrow", "transforms_skipped",
+// "blocked_elementwise", "pools_blocked".
+#include <optional>
+#include <unordered_set>
 
 #include "kiln/ir/graph_visitor.h"
 #include "kiln/pass/pass.h"
@@ -51,6 +57,7 @@ class Int8Rewriter : public ir::GraphMutator {
 
  protected:
   std::vector<Value> rewrite_call(const ir::CallNode& node, const std::vector<Value>& args) override {
+    if (auto blocked = rewrite_on_blocks(node, args)) return {*blocked};
     if (&node.op() != requantize_ || args[0].node->kind() != ir::NodeKind::kCall ||
         &args[0].node->as_call().op() != qnn_conv2d_) {
       return rebuild_call(node, args);
@@ -87,14 +94,9 @@ class Int8Rewriter : public ir::GraphMutator {
     }
     // Consecutive int8 convolutions: read the producer's blocked output in place.
     Value xin = x;
-    if (x.node->kind() == ir::NodeKind::kCall && &x.node->as_call().op() == layout_transform_) {
-      const ir::CallNode& lt = x.node->as_call();
-      const Value& src = lt.args()[0];
-      if (src.type().dtype == DType::kU8 && src.type().rank() == 5 && lt.attrs().get_string("dst_layout") == "NCHW" &&
-          lt.attrs().get_string("src_layout") == "NCHW" + std::to_string(src.type().shape[4]) + "c") {
-        xin = src;
-        ++ctx_.stat("transforms_skipped");
-      }
+    if (const std::optional<Value> src = blocked_source(x)) {
+      xin = *src;
+      ++ctx_.stat("transforms_skipped");
     }
     const bool narrow = topi::int8::weights_fit_narrow(wc->data<int8_t>().data(), wc->numel());
     const Value packed = ir::make_call("int8_pack_conv_weights", {w}, Attrs().set("ob", out_block(m)))->output();
@@ -114,17 +116,73 @@ class Int8Rewriter : public ir::GraphMutator {
     const Value y = ir::make_call("int8_conv2d", {xin, packed, sums, bias_c, scale_c}, attrs, conv.name())->output();
     ++ctx_.stat("int8_conv2d");
     if (narrow) ++ctx_.stat("narrow");
-    const std::string blocked = "NCHW" + std::to_string(out_block(m)) + "c";
-    return {ir::make_call("layout_transform", {y}, Attrs().set("src_layout", blocked).set("dst_layout", std::string("NCHW")))
-                ->output()};
+    return {plain_view(y)};
   }
 
  private:
+  // The NCHW view of a blocked [N, C/b, H, W, b] value.
+  Value plain_view(const Value& blocked) {
+    made_.insert(blocked.node.get());
+    const std::string layout = "NCHW" + std::to_string(blocked.type().shape[4]) + "c";
+    return ir::make_call("layout_transform", {blocked}, Attrs().set("src_layout", layout).set("dst_layout", std::string("NCHW")))
+        ->output();
+  }
+
+  // v = layout_transform(NCHW{b}c -> NCHW) of a blocked value made by this pass (never one of
+  // AlterOpLayout's f32 chains): that value.
+  std::optional<Value> blocked_source(const Value& v) const {
+    if (v.node->kind() != ir::NodeKind::kCall || &v.node->as_call().op() != layout_transform_) return std::nullopt;
+    const ir::CallNode& lt = v.node->as_call();
+    const Value& src = lt.args()[0];
+    if (made_.count(src.node.get()) == 0 || src.type().rank() != 5 || lt.attrs().get_string("dst_layout") != "NCHW" ||
+        lt.attrs().get_string("src_layout") != "NCHW" + std::to_string(src.type().shape[4]) + "c") {
+      return std::nullopt;
+    }
+    return src;
+  }
+
+  // Elementwise / broadcast ops whose tensor operands are all NCHW views of blocked values of the
+  // output's shape (same block), other operands single values (per-tensor scales and zero
+  // points, scalars), and max_pool2d of a blocked value, run on the blocks: the residual
+  // dequantize -> add -> relu -> quantize chain of a QDQ ResNet and the u8 pool between int8
+  // convolutions then need no layout transform. Each element is computed from the same
+  // elements as before, so the values are unchanged.
+  std::optional<Value> rewrite_on_blocks(const ir::CallNode& node, const std::vector<Value>& args) {
+    if (node.num_outputs() != 1 || node.output_types()[0].rank() != 4) return std::nullopt;
+    if (&node.op() == max_pool2d_) {
+      const std::optional<Value> src = blocked_source(args[0]);
+      if (!src) return std::nullopt;
+      ++ctx_.stat("pools_blocked");
+      return plain_view(ir::make_call("max_pool2d_nchwc", {*src}, node.attrs(), node.name())->output());
+    }
+    if (node.op().pattern != ir::OpPattern::kElemwise && node.op().pattern != ir::OpPattern::kBroadcast) return std::nullopt;
+    const ir::Shape& shape = node.output_types()[0].shape;
+    std::vector<Value> blocked_args;
+    int64_t block = 0;
+    for (const Value& a : args) {
+      if (a.type().shape == shape) {
+        const std::optional<Value> src = blocked_source(a);
+        if (!src || (block != 0 && src->type().shape[4] != block)) return std::nullopt;
+        block = src->type().shape[4];
+        blocked_args.push_back(*src);
+      } else if (a.type().numel() == 1) {
+        blocked_args.push_back(a);
+      } else {
+        return std::nullopt;
+      }
+    }
+    if (block == 0) return std::nullopt;
+    ++ctx_.stat("blocked_elementwise");
+    return plain_view(ir::make_call(node.op(), blocked_args, node.attrs(), node.name())->output());
+  }
+
   PassContext& ctx_;
   NameSupply names_;
+  std::unordered_set<const ir::Node*> made_;  // the blocked values this pass made
   const ir::OpDef* requantize_ = op_ptr("requantize");
   const ir::OpDef* qnn_conv2d_ = op_ptr("qnn_conv2d");
   const ir::OpDef* layout_transform_ = op_ptr("layout_transform");
+  const ir::OpDef* max_pool2d_ = op_ptr("max_pool2d");
 };
 
 class AlterInt8Layout final : public Pass {

@@ -4,8 +4,9 @@
 // qnn_conv2d kernel left) and its output equals the reference executor on the unrewritten graph
 // EXACTLY (tolerance 0: the rounding rule of docs/int8.md), for full-range (exact dot-product
 // form) and [-64, 64] (narrow form) weights, per-channel and per-tensor scales, bias, ReLU clamp,
-// strides, asymmetric pads, ob = 16 and ob = 8 outputs, and a convolution output that is also a
-// graph output (its NCHW transform stays for that use).
+// strides, asymmetric pads, ob = 16 and ob = 8 outputs, a convolution output that is also a
+// graph output (its NCHW transform stays for that use), a u8 max pool and a QDQ residual chain
+// (dequantize, add, relu, quantize) between int8 convolutions, which run on the blocked layout.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -69,22 +70,36 @@ Value quantized_conv(const std::string& name, const Value& x, const ConvSpec& s)
 TEST(AlterInt8Layout, QuantizedConvChainRunsTheInt8KernelsAndEqualsTheReference) {
   const NodePtr x = make_input("x", {DType::kU8, {2, 12, 9, 11}});
   const Value h1 = quantized_conv("c1", x->output(), {32, 3, {1, 1}, {1, 1, 1, 0}, -128, 127, true, true, 100, 7, true});
-  const Value h2 = quantized_conv("c2", h1, {16, 3, {2, 2}, {0, 1, 1, 0}, -64, 64, false, false, 7, 128, false});
-  const Value h3 = quantized_conv("c3", h2, {8, 1, {1, 1}, {0, 0, 0, 0}, -100, 90, true, true, 128, 3, false});
+  const Value pool = make_call("max_pool2d", {h1}, Attrs().set("kernel", std::vector<int64_t>{3, 3}).set("pads", std::vector<int64_t>{1, 1, 1, 1}))->output();
+  const Value h2 = quantized_conv("c2", pool, {16, 3, {2, 2}, {0, 1, 1, 0}, -64, 64, false, false, 7, 128, false});
+  const Value h2b = quantized_conv("c2b", h2, {16, 3, {1, 1}, {1, 1, 1, 1}, -128, 127, true, true, 128, 90, false});
+  // The QDQ residual: q(relu(dq(h2b) + dq(h2))) in f32, as RealizeQuantizedOps leaves it.
+  auto dq = [](const Value& v, const std::string& n, double scale, double zp) {
+    return make_call("dequantize_linear", {v, scalar(n + "_s", DType::kF32, scale), scalar(n + "_z", DType::kU8, zp)}, {})->output();
+  };
+  const Value sum = make_call("add", {dq(h2b, "dqa", 0.07, 90), dq(h2, "dqb", 0.07, 128)}, {})->output();
+  const Value res = make_call("quantize_linear", {make_call("relu", {sum}, {})->output(), scalar("q_s", DType::kF32, 0.05),
+                                                  scalar("q_z", DType::kU8, 0)}, {})->output();
+  const Value h3 = quantized_conv("c3", res, {8, 1, {1, 1}, {0, 0, 0, 0}, -100, 90, true, true, 0, 3, false});
   const Graph graph({x}, {h3, h1}, {"y", "h1"});
 
   const std::filesystem::path so =
       std::filesystem::temp_directory_path() / ("kiln-int8-layout-" + std::to_string(getpid()) + ".so");
   const driver::CompileReport report = driver::compile_graph(graph, so.string(), driver::CompileOptions{});
-  EXPECT_EQ(report.pipeline.stat("AlterInt8Layout", "int8_conv2d"), 3);
+  EXPECT_EQ(report.pipeline.stat("AlterInt8Layout", "int8_conv2d"), 4);
   EXPECT_EQ(report.pipeline.stat("AlterInt8Layout", "narrow"), 1);
-  EXPECT_EQ(report.pipeline.stat("AlterInt8Layout", "transforms_skipped"), 2);
+  EXPECT_EQ(report.pipeline.stat("AlterInt8Layout", "transforms_skipped"), 3);
+  EXPECT_EQ(report.pipeline.stat("AlterInt8Layout", "pools_blocked"), 1);
+  EXPECT_EQ(report.pipeline.stat("AlterInt8Layout", "blocked_elementwise"), 5);
+  int transforms = 0;
+  for (const auto& k : report.kernel_calls) transforms += k.fused_ops.find("layout_transform") != std::string::npos;
+  EXPECT_EQ(transforms, 2);  // only the NCHW views of the two graph outputs
   int int8_kernels = 0;
   for (const auto& k : report.kernel_calls) {
     EXPECT_EQ(k.fused_ops.find("qnn_conv2d"), std::string::npos) << k.symbol << ": " << k.fused_ops;
     int8_kernels += k.fused_ops == "int8_conv2d";
   }
-  EXPECT_EQ(int8_kernels, 3);
+  EXPECT_EQ(int8_kernels, 4);
 
   const std::vector<NDArray> inputs = {random_ints(DType::kU8, {2, 12, 9, 11}, 0, 255)};
   const std::vector<NDArray> want = ref::run_graph(graph, inputs);
