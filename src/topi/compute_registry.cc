@@ -11,6 +11,7 @@ const char* schedule_kind_name(ScheduleKind kind) {
     case ScheduleKind::kConv2dNchwc: return "conv2d_nchwc";
     case ScheduleKind::kDepthwise: return "depthwise";
     case ScheduleKind::kConv2dWinograd: return "conv2d_winograd";
+    case ScheduleKind::kInt8Conv2d: return "int8_conv2d";
   }
   return "?";
 }

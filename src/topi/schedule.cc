@@ -91,6 +91,9 @@ void schedule_injective_stage(Stage st, int64_t vector, int64_t parallel_min) {
   for (const IterVar& iv : node->root_axis) numel *= extent_of(iv);
   const bool par = numel >= parallel_min;
   const int64_t inner_extent = extent_of(node->root_axis.back());
+  // An innermost axis of 16 or more that divides the vector (an 8-bit NCHW16c block: 32 lanes)
+  // is vectorized on its own: its indices stay ramps (the flat loop below would gather them).
+  if (ndata >= 2 && inner_extent >= 16 && inner_extent < vector && vector % inner_extent == 0) vector = inner_extent;
   if (ndata >= 2 && vector > 1 && inner_extent >= vector) {
     // Rows: the outer axes fused (parallel), the innermost axis split by the vector width, so
     // its indices stay contiguous ramps (the tail is a shorter vector after partition_tails).
@@ -282,6 +285,9 @@ Knobs default_knobs(const ComputeResult& result, const codegen::Target& target) 
     case ScheduleKind::kConv2dWinograd:
       winograd_default_knobs(result, hints, k);
       break;
+    case ScheduleKind::kInt8Conv2d:
+      int8_conv2d_default_knobs(result, k);
+      break;
     case ScheduleKind::kDepthwise: {
       const tir::Tensor a = result.parts.at("anchor");
       const int64_t ow = a.shape()[3];
@@ -348,6 +354,9 @@ void apply_schedule(tir::Schedule& s, const ComputeResult& result, const Knobs& 
       return;
     case ScheduleKind::kConv2dWinograd:
       schedule_conv2d_winograd(s, result, knobs);
+      return;
+    case ScheduleKind::kInt8Conv2d:
+      schedule_int8_conv2d(s, result, knobs);
       return;
   }
 }

@@ -35,6 +35,9 @@ void schedule_conv2d_nchwc(tir::Schedule& s, const ComputeResult& r, const Knobs
 void schedule_depthwise(tir::Schedule& s, const ComputeResult& r, const Knobs& k);
 // Winograd convolution (schedule_winograd.cc): its knob defaults and template.
 void winograd_default_knobs(const ComputeResult& r, const LayoutHints& hints, Knobs& k);
+// The int8 convolution template (int8_graph_ops.cc): knob tile_ow; layout oc_block.
+void int8_conv2d_default_knobs(const ComputeResult& r, Knobs& k);
+void schedule_int8_conv2d(tir::Schedule& s, const ComputeResult& r, const Knobs& k);
 void schedule_conv2d_winograd(tir::Schedule& s, const ComputeResult& r, const Knobs& k);
 
 }  // namespace kiln::topi

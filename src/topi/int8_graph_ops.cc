@@ -1,0 +1,79 @@
+// Computes of the int8 graph operators that AlterInt8Layout makes (src/ir/ops/int8_conv.cc,
+// docs/int8.md "Graph wiring"): thin adapters from the graph ops' inputs and attributes to the
+// fast int8 kernels of include/kiln/topi/int8.h, plus the schedule template "int8_conv2d"
+// (schedule_int8_conv2d: register tile tile_ow x ob, the requantize epilogue on the tile).
+#include "kiln/support/error.h"
+#include "kiln/topi/compute.h"
+#include "kiln/topi/int8.h"
+#include "topi/schedule_util.h"
+#include "topi/topi_util.h"
+
+namespace kiln::topi {
+namespace {
+
+ComputeResult pack_compute(const std::vector<Tensor>& in, const ir::Attrs& attrs, const std::vector<ir::TensorType>&,
+                           const LayoutHints&) {
+  return injective_result(int8::pack_conv_weights(in[0], attrs.get_int("ob")));
+}
+KILN_REGISTER_COMPUTE(int8_pack_conv_weights, "int8_pack_conv_weights", pack_compute);
+
+ComputeResult sums_compute(const std::vector<Tensor>& in, const ir::Attrs&, const std::vector<ir::TensorType>&,
+                           const LayoutHints&) {
+  ComputeResult r;
+  r.outputs = {int8::conv_weight_sums(in[0])};
+  r.schedule = ScheduleKind::kReduction;
+  return r;
+}
+KILN_REGISTER_COMPUTE(int8_conv_weight_sums, "int8_conv_weight_sums", sums_compute);
+
+ComputeResult conv_compute(const std::vector<Tensor>& in, const ir::Attrs& attrs, const std::vector<ir::TensorType>&,
+                           const LayoutHints&) {
+  const auto& s = attrs.get_ints("strides");
+  const auto& p = attrs.get_ints("pads");
+  const auto& d = attrs.get_ints("dilations");
+  int8::Conv2dGeometry g;
+  g.stride_h = s[0];
+  g.stride_w = s[1];
+  g.pad_top = p[0];
+  g.pad_left = p[1];
+  g.pad_bottom = p[2];
+  g.pad_right = p[3];
+  g.dilation_h = d[0];
+  g.dilation_w = d[1];
+  int8::Requantize rq;
+  rq.a_zero_point = static_cast<int32_t>(attrs.get_int("x_zero_point"));
+  rq.out_zero_point = static_cast<int32_t>(attrs.get_int("y_zero_point"));
+  rq.lo = static_cast<int32_t>(std::max<int64_t>(0, attrs.get_int("clamp_min")));
+  rq.hi = static_cast<int32_t>(std::min<int64_t>(255, attrs.get_int("clamp_max")));
+  const Tensor& pw = in[1];
+  int8::ConvKnobs knobs;
+  knobs.ob = pw.shape()[4];
+  knobs.narrow = attrs.get_int("narrow") != 0;
+  const int8::Int8Conv2d conv = int8::int8_conv2d(in[0], pw, in[2], in[3], in[4], pw.shape()[2], pw.shape()[3], g, rq, knobs);
+  ComputeResult r;
+  r.outputs = {conv.out};
+  r.parts = {{"anchor", conv.out}, {"acc", conv.acc}, {"x_words", conv.x_words}};
+  r.schedule = ScheduleKind::kInt8Conv2d;
+  r.layout = {{"oc_block", knobs.ob}};
+  return r;
+}
+KILN_REGISTER_COMPUTE(int8_conv2d, "int8_conv2d", conv_compute);
+
+}  // namespace
+
+void int8_conv2d_default_knobs(const ComputeResult&, Knobs& k) { k.set("tile_ow", 4); }
+
+void schedule_int8_conv2d(tir::Schedule& s, const ComputeResult& r, const Knobs& k) {
+  KILN_ICHECK(r.outputs.size() == 1 && r.outputs[0].same_as(r.parts.at("anchor")))
+      << "int8_conv2d runs alone (pattern opaque): its kernel has no epilogue members";
+  int8::ConvKnobs knobs;
+  knobs.ob = k.get("oc_block");
+  knobs.tile_ow = k.get("tile_ow");
+  int8::Int8Conv2d conv;
+  conv.out = r.parts.at("anchor");
+  conv.acc = r.parts.at("acc");
+  conv.x_words = r.parts.at("x_words");
+  int8::schedule_int8_conv2d(s, conv, knobs);
+}
+
+}  // namespace kiln::topi
