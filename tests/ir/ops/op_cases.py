@@ -626,6 +626,7 @@ def build_cases():
     op_cases_tensorops.add_cases(case, rng)
     import op_cases_quant
     op_cases_quant.add_cases(case, rng)
+    op_cases_quant.add_int8_conv_cases(case, rng)
 
     return CASES
 

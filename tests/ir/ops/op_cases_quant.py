@@ -66,3 +66,39 @@ def add_cases(case, rng):
     bzp = np.array([0, 1, -1, 5], np.int8)
     y = (a.astype(np.int64) - 7) @ (b.astype(np.int64) - bzp.astype(np.int64))
     exact("qnn_matmul_batched", "qnn_matmul", [a, b, np.array(7, np.uint8), bzp], [y.astype(np.int32)], {})
+
+
+def add_int8_conv_cases(case, rng):
+    """int8_pack_conv_weights, int8_conv_weight_sums and int8_conv2d (AlterInt8Layout's ops,
+    src/ir/ops/int8_conv.cc): packing checked byte by byte with numpy, the convolution against a
+    PyTorch float64 convolution of the zero-point-shifted integers followed by the f32 requantize
+    steps of docs/int8.md."""
+    import numpy as np
+    import torch
+    import torch.nn.functional as F
+
+    f32 = np.float32
+    M, C, KH, KW, ob = 8, 6, 3, 2, 4
+    w = rng.integers(-128, 128, size=(M, C, KH, KW)).astype(np.int8)
+    wpad = np.zeros((M, 8, KH, KW), np.int8)
+    wpad[:, :C] = w
+    packed = np.ascontiguousarray(
+        wpad.reshape(M // ob, ob, 2, 4, KH, KW).transpose(0, 2, 4, 5, 1, 3)).view("<i4")[..., 0]
+    case("int8_pack_conv_weights_c6_ob4", "int8_pack_conv_weights", [w], [packed], {"ob": ob}, rtol=0, atol=0)
+    sums = w.astype(np.int64).sum(axis=(1, 2, 3)).astype(np.int32)
+    case("int8_conv_weight_sums", "int8_conv_weight_sums", [w], [sums], {}, rtol=0, atol=0)
+
+    x = rng.integers(0, 256, size=(1, C, 7, 6)).astype(np.uint8)
+    xzp, yzp = 100, 7
+    bias = rng.integers(-500, 500, size=M).astype(np.int32)
+    scale = rng.uniform(1e-4, 1e-3, size=M).astype(f32)
+    strides, pads, dil = (2, 1), (1, 0, 1, 1), (1, 2)
+    acc = F.conv2d(F.pad(torch.from_numpy(x.astype(np.float64) - xzp), (pads[1], pads[3], pads[0], pads[2])),
+                   torch.from_numpy(w.astype(np.float64)), stride=strides, dilation=dil).numpy().astype(np.int64)
+    y = np.rint((acc + bias[None, :, None, None]).astype(f32) * scale[None, :, None, None]) + yzp
+    y = np.clip(y, yzp, 255).astype(np.uint8)  # clamp_min at the zero point: a fused ReLU
+    n, _, oh, ow = y.shape
+    y = np.ascontiguousarray(y.reshape(n, M // ob, ob, oh, ow).transpose(0, 1, 3, 4, 2))
+    case("int8_conv2d_nchw_in", "int8_conv2d", [x, packed, sums, bias, scale], [y],
+         {"strides": list(strides), "pads": list(pads), "dilations": list(dil), "channels": C,
+          "x_zero_point": xzp, "y_zero_point": yzp, "clamp_min": yzp, "clamp_max": 255}, rtol=0, atol=0)

@@ -323,7 +323,8 @@ TEST(OpRegistryContents, EveryOperatorIsComplete) {
       // Quantization (quantize.cc, quantize_qnn.cc; docs/int8.md).
       {"quantize_linear", OpPattern::kBroadcast}, {"dequantize_linear", OpPattern::kBroadcast},
       {"requantize", OpPattern::kBroadcast}, {"qnn_conv2d", OpPattern::kOutEWiseFusable},
-      {"qnn_matmul", OpPattern::kOutEWiseFusable},
+      {"qnn_matmul", OpPattern::kOutEWiseFusable}, {"int8_pack_conv_weights", OpPattern::kInjective},
+      {"int8_conv_weight_sums", OpPattern::kCommReduce}, {"int8_conv2d", OpPattern::kOpaque},
   };
   for (const auto& [name, pattern] : contract) {
     const OpDef* op = OpRegistry::global().find(name);

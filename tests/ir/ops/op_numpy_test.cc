@@ -172,6 +172,10 @@ TEST(OpNumpy, CompareLogicBits) {
   run_cases({"less", "greater", "less_equal", "greater_equal", "logical_and", "logical_or", "logical_xor",
              "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bit_shift", "prelu", "is_nan", "is_inf"});
 }
+TEST(OpNumpy, Quantization) {
+  run_cases({"quantize_linear", "dequantize_linear", "requantize", "qnn_conv2d", "qnn_matmul", "int8_pack_conv_weights",
+             "int8_conv_weight_sums", "int8_conv2d"});
+}
 TEST(OpNumpy, ReduceArgNorms) { run_cases({"reduce_min", "reduce_prod", "argmax", "argmin", "instance_norm", "lrn"}); }
 
 // Every registered operator has at least one numpy case.
