@@ -206,10 +206,9 @@ class ThreadPool {
   }
 
   // Claims the next chunk of the job in claim_ (its chunk count in *chunks), or returns -1 when
-  // none is left. After a claim
-  // the job's fields (body_, closure_, n_, chunks_) are those of the claimed job: they were
-  // written before claim_ was stored (release, read here by acquire), and the job cannot finish
-  // (so they cannot be rewritten) until this chunk is counted done.
+  // none is left. After a claim the job's fields (body_, closure_, n_, chunks_) are those of the
+  // claimed job: they were written before claim_ was stored (release, read here by acquire), and
+  // the job cannot finish (so they cannot be rewritten) until this chunk is counted done.
   int64_t claim_chunk(int64_t* chunks) {
     uint64_t w = claim_.load(std::memory_order_acquire);
     for (;;) {
