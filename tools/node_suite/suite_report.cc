@@ -89,7 +89,7 @@ std::string failure_category(const std::string& m) {
   // A model importing no ai.onnx opset uses only other domains' operators.
   if (has("operator domain") || has("imports no ai.onnx opset") || (has("operator ") && has(") is not supported"))) return "unsupported-op";
   if (has("element type") && (has("not supported") || has("does not support"))) return "dtype";
-  if (has("ai.onnx opset") || has("opset ") && has("outside the supported range")) return "opset";
+  if (has("ai.onnx opset") || (has("opset ") && has("outside the supported range"))) return "opset";
   if (has("is not a tensor")) return "non-tensor";
   if (has("test_data_set_") && has(" output ")) return "mismatch";
   if (has("outputs, the test expects")) return "mismatch";
