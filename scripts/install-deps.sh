@@ -28,6 +28,10 @@ PACKAGES=(
   # qemu-user to run AArch64 artifacts in the tests, lintian for the .deb packages
   # (~250 MB installed, ~1 min; the tests that need them skip with a message when absent)
   g++-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user lintian dpkg-dev
+  # auto-tuning (docs/tuning.md): the records database (SQLite), the cost model (XGBoost's C
+  # API), measurement on remote devices through Redis streams (hiredis client; redis-server for
+  # the tests and the broker)
+  libsqlite3-dev libxgboost-dev libhiredis-dev redis-server
 )
 
 # Test hook (tests/build/install_deps_test.sh): extra package names to require, e.g. one that
