@@ -4,6 +4,9 @@
 //     output). Recognized producers of q's input (each intermediate with exactly one use):
 //       conv2d(dq(x), dq(w), bias?)      -> requantize(qnn_conv2d(x, w), x_scale * w_scale, bias)
 //       matmul(dq(a), dq(b))             -> requantize(qnn_matmul(a, b), a_scale * b_scale)
+//       gemm(dq(a), dq(b), bias?)        -> requantize(qnn_matmul(a, b'), a_scale * b_scale, bias)
+//         (alpha = beta = 1, trans_a = 0; with trans_b, b' = transpose(b) of a constant b, per
+//         tensor or per row of b = per output column, folded by FoldConstant)
 //     optionally through relu / clip before q (fused as requantize's clamp: q(clip(t, a, b)) =
 //     clamp(q(t), q(a), q(b)) since rounding is monotonic); dq(x)/dq(a) per tensor, dq(w) per
 //     tensor or per output channel (axis 0), dq(b) per tensor or per column (its last axis), all
@@ -81,6 +84,7 @@ class Matcher {
   const ir::OpDef* dequantize_ = op_ptr("dequantize_linear");
   const ir::OpDef* conv2d_ = op_ptr("conv2d");
   const ir::OpDef* matmul_ = op_ptr("matmul");
+  const ir::OpDef* gemm_ = op_ptr("gemm");
   const ir::OpDef* relu_ = op_ptr("relu");
   const ir::OpDef* clip_ = op_ptr("clip");
   const ir::OpDef* max_pool_ = op_ptr("max_pool2d");
@@ -126,6 +130,7 @@ class Rewriter : public ir::GraphMutator {
     if (t.type().dtype != DType::kF32) return std::nullopt;
     if (const ir::CallNode* conv = m_.single_use(t, m_.conv2d_)) return realize_conv(*conv, q, lo, hi);
     if (const ir::CallNode* mm = m_.single_use(t, m_.matmul_)) return realize_matmul(*mm, q, lo, hi);
+    if (const ir::CallNode* gm = m_.single_use(t, m_.gemm_)) return realize_gemm(*gm, q, lo, hi);
     return std::nullopt;
   }
 
@@ -199,6 +204,29 @@ class Rewriter : public ir::GraphMutator {
                                     Attrs(), mm.name())->output();
     ++ctx_.stat("qnn_matmuls");
     return requantize(q, acc, in_scale, std::nullopt, static_cast<int64_t>(mm.output_types()[0].rank()) - 1, lo, hi);
+  }
+
+  // gemm(dq(a) [M, K], dq(b) [K, N] or [N, K] (trans_b), bias?) with alpha = beta = 1, trans_a = 0.
+  std::optional<Value> realize_gemm(const ir::CallNode& gm, const ir::CallNode& q, int64_t lo, int64_t hi) {
+    const Attrs& at = gm.attrs();
+    const bool trans_b = at.get_int("trans_b") != 0;
+    if (at.get_float("alpha") != 1.0 || at.get_float("beta") != 1.0 || at.get_int("trans_a") != 0) return std::nullopt;
+    std::optional<Dequant> a = m_.dequant_8bit(gm.args()[0], 1), b = m_.dequant_8bit(gm.args()[1], trans_b ? 0 : 1);
+    if (!a || !b || a->count != 1 || (trans_b && !is_constant(b->x))) return std::nullopt;
+    const int64_t n = gm.output_types()[0].shape[1];
+    std::vector<float> scale_values;
+    const Value in_scale = input_scale(*a, *b, &scale_values);
+    std::optional<Value> bias;
+    if (gm.args().size() > 2) {
+      bias = integer_bias(gm.args()[2], scale_values, n);
+      if (!bias) return std::nullopt;
+    }
+    Value w = mapped(b->x);
+    if (trans_b) w = ir::make_call("transpose", {w}, Attrs().set("perm", std::vector<int64_t>{1, 0}))->output();
+    const Value acc = ir::make_call("qnn_matmul", {mapped(a->x), w, mapped(a->zero_point), mapped(b->zero_point)}, Attrs(),
+                                    gm.name())->output();
+    ++ctx_.stat("qnn_matmuls");
+    return requantize(q, acc, in_scale, bias, 1, lo, hi);
   }
 
   // q(op(dq(x)...)) for a data-movement op or max pooling, every dq with q's scale and zero point.

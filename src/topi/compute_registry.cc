@@ -12,6 +12,7 @@ const char* schedule_kind_name(ScheduleKind kind) {
     case ScheduleKind::kDepthwise: return "depthwise";
     case ScheduleKind::kConv2dWinograd: return "conv2d_winograd";
     case ScheduleKind::kInt8Conv2d: return "int8_conv2d";
+    case ScheduleKind::kInt8Matmul: return "int8_matmul";
   }
   return "?";
 }

@@ -33,15 +33,14 @@ bool weights_fit_narrow(const int8_t* w, int64_t count) {
   return std::all_of(w, w + count, [](int8_t v) { return v >= -64 && v <= 64; });
 }
 
-Int8Matmul int8_matmul(const Tensor& a, const Tensor& panels, const Tensor& colsum, const Tensor& bias,
-                       const Tensor& scale, int64_t n, const Requantize& rq, const MatmulKnobs& knobs,
-                       const Residual& residual) {
+namespace {
+
+// A's words and the accumulator tile of A u8 [M, K] x panels (r.out left to the caller).
+Int8Matmul product(const Tensor& a, const Tensor& panels, int64_t n, const MatmulKnobs& knobs) {
   KILN_ICHECK(a->shape.size() == 2 && a->dtype == DType::kU8) << "int8_matmul: A must be u8 [M, K]";
   const int64_t m = a->shape[0], k = a->shape[1], k4 = (k + 3) / 4, nb = knobs.nb;
   KILN_ICHECK(panels->shape == std::vector<int64_t>({(n + nb - 1) / nb, k4, nb}) && panels->dtype == DType::kI32)
       << "int8_matmul: panels do not match K=" << k << ", N=" << n << ", nb=" << nb;
-  KILN_ICHECK(!residual.tensor.defined() || (residual.tensor->dtype == DType::kU8 && residual.tensor->shape == std::vector<int64_t>({m, n})))
-      << "int8_matmul: the residual must be u8 [" << m << ", " << n << "]";
   Int8Matmul r;
   r.a_words = compute({m, k4}, [&](const std::vector<Var>& i) {
     std::vector<Expr> bytes;
@@ -52,11 +51,35 @@ Int8Matmul int8_matmul(const Tensor& a, const Tensor& panels, const Tensor& cols
   r.acc = compute({m, n}, [&](const std::vector<Var>& i) {
     return sum(dot4_u8s8(r.a_words(i[0], rk), panels(i[1] / nb, rk, i[1] % nb), knobs.narrow), {rk});
   }, "int8_acc", {"m", "n"});
+  return r;
+}
+
+}  // namespace
+
+Int8Matmul int8_matmul(const Tensor& a, const Tensor& panels, const Tensor& colsum, const Tensor& bias,
+                       const Tensor& scale, int64_t n, const Requantize& rq, const MatmulKnobs& knobs,
+                       const Residual& residual) {
+  const int64_t m = a->shape[0];
+  KILN_ICHECK(!residual.tensor.defined() || (residual.tensor->dtype == DType::kU8 && residual.tensor->shape == std::vector<int64_t>({m, n})))
+      << "int8_matmul: the residual must be u8 [" << m << ", " << n << "]";
+  Int8Matmul r = product(a, panels, n, knobs);
   r.out = compute({m, n}, [&](const std::vector<Var>& i) {
     Expr y = r.acc(i[0], i[1]) - colsum(i[1]) * i32_const(rq.a_zero_point) + bias(i[1]);
     Expr res = residual.tensor.defined() ? residual.tensor(i[0], i[1]) : Expr();
     return requantize_u8(y, scale(i[1]), rq.out_zero_point, rq.lo, rq.hi, res, residual.zero_point, residual.scale);
   }, "int8_out", {"m", "n"});
+  return r;
+}
+
+Int8Matmul int8_matmul_i32(const Tensor& a, const Tensor& panels, const Tensor& colsum, const Tensor& a_zero_point,
+                           int64_t n, const MatmulKnobs& knobs) {
+  KILN_ICHECK(a_zero_point->dtype == DType::kU8 && a_zero_point->shape.size() <= 1)
+      << "int8_matmul_i32: the zero point must be one u8 value";
+  Int8Matmul r = product(a, panels, n, knobs);
+  const Expr zp = cast(Type(DType::kI32), a_zero_point(std::vector<Expr>(a_zero_point->shape.size(), i32_const(0))));
+  r.out = compute({a->shape[0], n}, [&](const std::vector<Var>& i) {
+    return r.acc(i[0], i[1]) - colsum(i[1]) * zp;
+  }, "int8_out_i32", {"m", "n"});
   return r;
 }
 

@@ -288,6 +288,9 @@ Knobs default_knobs(const ComputeResult& result, const codegen::Target& target) 
     case ScheduleKind::kInt8Conv2d:
       int8_conv2d_default_knobs(result, k);
       break;
+    case ScheduleKind::kInt8Matmul:
+      int8_matmul_default_knobs(result, k);
+      break;
     case ScheduleKind::kDepthwise: {
       const tir::Tensor a = result.parts.at("anchor");
       const int64_t ow = a.shape()[3];
@@ -357,6 +360,9 @@ void apply_schedule(tir::Schedule& s, const ComputeResult& result, const Knobs& 
       return;
     case ScheduleKind::kInt8Conv2d:
       schedule_int8_conv2d(s, result, knobs);
+      return;
+    case ScheduleKind::kInt8Matmul:
+      schedule_int8_matmul(s, result, knobs);
       return;
   }
 }

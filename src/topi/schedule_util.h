@@ -38,6 +38,9 @@ void winograd_default_knobs(const ComputeResult& r, const LayoutHints& hints, Kn
 // The int8 convolution template (int8_graph_ops.cc): knob tile_ow; layout oc_block.
 void int8_conv2d_default_knobs(const ComputeResult& r, Knobs& k);
 void schedule_int8_conv2d(tir::Schedule& s, const ComputeResult& r, const Knobs& k);
+// The int8 matmul template (int8_matmul_ops.cc): knob tile_m; layout n_block.
+void int8_matmul_default_knobs(const ComputeResult& r, Knobs& k);
+void schedule_int8_matmul(tir::Schedule& s, const ComputeResult& r, const Knobs& k);
 void schedule_conv2d_winograd(tir::Schedule& s, const ComputeResult& r, const Knobs& k);
 
 }  // namespace kiln::topi

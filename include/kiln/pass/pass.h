@@ -93,6 +93,7 @@ std::unique_ptr<Pass> make_alter_op_layout();
 std::unique_ptr<Pass> make_fuse_layer_norm();
 std::unique_ptr<Pass> make_fuse_rms_norm();
 std::unique_ptr<Pass> make_realize_quantized_ops();  // QDQ patterns -> integer ops (docs/int8.md)
+std::unique_ptr<Pass> make_alter_int8_matmul();      // integer matmuls with constant weights -> the fast int8 kernel
 std::unique_ptr<Pass> make_alter_int8_layout();      // integer convs -> the fast int8 kernels (docs/int8.md)
 std::unique_ptr<Pass> make_pack_matmul_weights();
 std::unique_ptr<Pass> make_convert_conv_to_winograd();

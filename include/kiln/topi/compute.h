@@ -35,6 +35,7 @@ enum class ScheduleKind : uint8_t {
   kDepthwise,   // parts: "anchor" (depthwise conv, NCHW), optional "pad"
   kConv2dWinograd,  // parts: "anchor" (batched product), "input" (transform)
   kInt8Conv2d,      // parts: "anchor" (u8 NCHW[ob]c output), "acc" (i32 tile), "x_words" (repacked input); topi/int8.h
+  kInt8Matmul,      // parts: "anchor" (u8 or i32 [M, N] output), "acc" (i32 tile), "a_words" (repacked A); topi/int8.h
 };
 
 const char* schedule_kind_name(ScheduleKind kind);

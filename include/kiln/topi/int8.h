@@ -51,7 +51,7 @@ struct MatmulKnobs {
 };
 
 struct Int8Matmul {
-  tir::Tensor out;       // u8 [M, N]
+  tir::Tensor out;       // u8 [M, N] (int8_matmul_i32: i32)
   tir::Tensor acc;       // i32 [M, N]: the product (register tile)
   tir::Tensor a_words;   // i32 [M, ceil(K/4)]: A's rows as words of 4 bytes
 };
@@ -61,6 +61,10 @@ struct Int8Matmul {
 Int8Matmul int8_matmul(const tir::Tensor& a, const tir::Tensor& panels, const tir::Tensor& colsum,
                        const tir::Tensor& bias, const tir::Tensor& scale, int64_t n, const Requantize& rq,
                        const MatmulKnobs& knobs, const Residual& residual = {});
+// out = A u8 [M, K] x panels - a_zero_point * colsum, i32 [M, N]: the exact integer product
+// sum_k (A - a_zp) * W with the zero point a run-time u8 tensor ([] or [1]; dynamic quantization).
+Int8Matmul int8_matmul_i32(const tir::Tensor& a, const tir::Tensor& panels, const tir::Tensor& colsum,
+                           const tir::Tensor& a_zero_point, int64_t n, const MatmulKnobs& knobs);
 // Register-tiled schedule: (row tile, panel) parallel, acc tile_m x nb in registers with the
 // reduction outermost, the requantize epilogue on the tile.
 void schedule_int8_matmul(tir::Schedule& s, const Int8Matmul& mm, const MatmulKnobs& knobs);

@@ -1,0 +1,144 @@
+// AlterInt8Matmul (src/pass/alter_int8_matmul.cc): quantized matmuls with constant s8 weights
+// (qnn_matmul + requantize as RealizeQuantizedOps makes them from QDQ models; bare qnn_matmul with
+// a run-time activation zero point as dynamic quantization imports) compiled at -O3 run on the fast
+// int8 kernels (int8_matmul / int8_matmul_i32, no qnn_matmul kernel left) and their outputs equal
+// the reference executor on the unrewritten graph EXACTLY (tolerance 0: the rounding rule of
+// docs/int8.md): odd M/K/N, M = 1, batched activations [B, M, K], full-range (exact dot-product
+// form) and [-64, 64] (narrow form) weights, per-column and per-tensor scales, bias, ReLU clamp,
+// weight zero points given as zeros per column or one zero, static chains of u8 matmuls and the
+// dynamic form (zero point and scale inputs at run time, i32 product and its f32 dequantization).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <random>
+
+#include "driver/compile_test_util.h"
+#include "kiln/driver/compile.h"
+#include "kiln/ir/graph.h"
+#include "kiln/pass/pass.h"
+#include "kiln/ref/executor.h"
+
+namespace kiln::pass {
+namespace {
+
+using namespace kiln::ir;
+
+std::mt19937_64 rng(1313);
+
+NDArray random_ints(DType dt, Shape shape, int lo, int hi) {
+  NDArray a = NDArray::empty(dt, std::move(shape));
+  std::uniform_int_distribution<int> d(lo, hi);
+  for (int64_t i = 0; i < a.numel(); ++i) a.set_from_double(i, d(rng));
+  return a;
+}
+
+NDArray random_floats(Shape shape, float lo, float hi) {
+  NDArray a = NDArray::empty(DType::kF32, std::move(shape));
+  std::uniform_real_distribution<float> d(lo, hi);
+  for (auto& v : a.mutable_data<float>()) v = d(rng);
+  return a;
+}
+
+Value constant(const std::string& name, NDArray a) { return make_constant(name, std::move(a))->output(); }
+Value scalar(const std::string& name, DType dt, double v) { return constant(name, NDArray::scalar(dt, v)); }
+
+struct MatmulSpec {
+  int64_t n;
+  int wlo, whi;  // weight range
+  bool per_column, bias;
+  int64_t a_zp, y_zp;
+  bool relu;
+};
+
+// requantize(qnn_matmul(a, w, a_zp, 0), x_scale, y_scale, y_zp, bias?) with a constant w [K, N].
+Value quantized_matmul(const std::string& name, const Value& a, const MatmulSpec& s) {
+  const int64_t k = a.type().shape.back();
+  const Value w = constant(name + "_w", random_ints(DType::kI8, {k, s.n}, s.wlo, s.whi));
+  const Value wzp = s.per_column ? constant(name + "_wzp", random_ints(DType::kI8, {s.n}, 0, 0)) : scalar(name + "_wzp", DType::kI8, 0);
+  const Value acc = make_call("qnn_matmul", {a, w, scalar(name + "_azp", DType::kU8, double(s.a_zp)), wzp}, {}, name)->output();
+  const Value xs = s.per_column ? constant(name + "_xs", random_floats({s.n}, 1e-4f, 4e-4f)) : scalar(name + "_xs", DType::kF32, 2.5e-4);
+  std::vector<Value> args = {acc, xs, scalar(name + "_ys", DType::kF32, 0.07), scalar(name + "_yzp", DType::kU8, double(s.y_zp))};
+  if (s.bias) args.push_back(constant(name + "_b", random_ints(DType::kI32, {s.n}, -3000, 3000)));
+  Attrs ra;
+  ra.set("axis", a.type().rank() - 1);
+  if (s.relu) ra.set("clamp_min", s.y_zp);
+  return make_call("requantize", args, ra)->output();
+}
+
+// Compiles `graph` at -O3, checks the pass's stats and that no qnn_matmul kernel is left, and
+// compares every output with the reference executor on the unrewritten graph, byte for byte.
+void expect_fast_and_exact(const Graph& graph, const std::vector<NDArray>& inputs, int requantized, int i32_products,
+                           int narrow) {
+  const std::filesystem::path so =
+      std::filesystem::temp_directory_path() / ("kiln-int8-matmul-" + std::to_string(getpid()) + ".so");
+  const driver::CompileReport report = driver::compile_graph(graph, so.string(), driver::CompileOptions{});
+  EXPECT_EQ(report.pipeline.stat("AlterInt8Matmul", "int8_matmul"), requantized);
+  EXPECT_EQ(report.pipeline.stat("AlterInt8Matmul", "int8_matmul_i32"), i32_products);
+  EXPECT_EQ(report.pipeline.stat("AlterInt8Matmul", "narrow"), narrow);
+  int fast = 0;
+  for (const auto& k : report.kernel_calls) {
+    EXPECT_EQ(k.fused_ops.find("qnn_matmul"), std::string::npos) << k.symbol << ": " << k.fused_ops;
+    fast += k.fused_ops == "int8_matmul" || k.fused_ops == "int8_matmul_i32";
+  }
+  EXPECT_EQ(fast, requantized + i32_products);
+
+  const std::vector<NDArray> want = ref::run_graph(graph, inputs);
+  const std::vector<NDArray> got = testing::run_compiled(so.string(), inputs);
+  std::filesystem::remove(so);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t o = 0; o < got.size(); ++o) {
+    ASSERT_EQ(got[o].type(), want[o].type()) << "output " << o;
+    const size_t bytes = got[o].nbytes();
+    const auto* g = reinterpret_cast<const uint8_t*>(got[o].raw_data());
+    const auto* w = reinterpret_cast<const uint8_t*>(want[o].raw_data());
+    int64_t differ = 0, distinct = 0;
+    for (int64_t i = 0; i < got[o].numel(); ++i) {
+      differ += got[o].get_as_double(i) != want[o].get_as_double(i);
+      distinct += want[o].get_as_double(i) != want[o].get_as_double(0);
+    }
+    EXPECT_EQ(differ, 0) << "output " << o << ": " << differ << " of " << got[o].numel() << " values differ";
+    EXPECT_EQ(std::memcmp(g, w, bytes), 0) << "output " << o << " is not bit-identical";
+    EXPECT_GT(distinct, got[o].numel() / 4) << "output " << o << " is nearly constant: the test would prove little";
+  }
+}
+
+TEST(AlterInt8Matmul, StaticQuantizedMatmulsRunTheInt8KernelAndEqualTheReference) {
+  // a [2, 5, 13] (batched rows, odd K) -> N 7 -> N 33 (narrow weights, ReLU) -> N 16; and a
+  // one-row product [1, 37] x [37, 20] (M = 1) with a per-tensor scale.
+  const NodePtr x = make_input("x", {DType::kU8, {2, 5, 13}});
+  const Value h1 = quantized_matmul("m1", x->output(), {7, -128, 127, true, true, 100, 7, false});
+  const Value h2 = quantized_matmul("m2", h1, {33, -64, 64, true, false, 7, 128, true});
+  const Value h3 = quantized_matmul("m3", h2, {16, -128, 127, false, true, 128, 90, false});
+  const NodePtr v = make_input("v", {DType::kU8, {1, 37}});
+  const Value r = quantized_matmul("m4", v->output(), {20, -128, 127, false, false, 3, 120, false});
+  const Graph graph({x, v}, {h3, h1, r}, {"y", "h1", "r"});
+  expect_fast_and_exact(graph, {random_ints(DType::kU8, {2, 5, 13}, 0, 255), random_ints(DType::kU8, {1, 37}, 0, 255)},
+                        4, 0, 1);
+}
+
+TEST(AlterInt8Matmul, DynamicQuantizedMatmulRunsTheInt8KernelAndEqualsTheReference) {
+  // The dynamic form: the activation zero point and scale are run-time values; the i32 product
+  // is dequantized in f32 (cast, times a_scale * w_scale[n]) as MatMulInteger + Cast + Mul import.
+  const NodePtr x = make_input("x", {DType::kU8, {3, 29}});
+  const NodePtr zp = make_input("x_zero_point", {DType::kU8, {}});
+  const NodePtr xs = make_input("x_scale", {DType::kF32, {}});
+  const Value w = constant("w", random_ints(DType::kI8, {29, 45}, -128, 127));
+  const Value acc = make_call("qnn_matmul", {x->output(), w, zp->output(), constant("wzp", random_ints(DType::kI8, {45}, 0, 0))}, {})->output();
+  const Value f = make_call("cast", {acc}, Attrs().set("dtype", DType::kF32))->output();
+  const Value s = make_call("mul", {xs->output(), constant("w_scale", random_floats({45}, 1e-3f, 3e-3f))}, {})->output();
+  const Value y = make_call("mul", {f, s}, {})->output();
+  // A batched one (B = 2, M = 1) with narrow weights, whose product is a graph output itself.
+  const NodePtr b = make_input("b", {DType::kU8, {2, 1, 64}});
+  const Value w2 = constant("w2", random_ints(DType::kI8, {64, 19}, -64, 64));
+  const Value acc2 = make_call("qnn_matmul", {b->output(), w2, zp->output(), scalar("w2zp", DType::kI8, 0)}, {})->output();
+  const Graph graph({x, zp, xs, b}, {y, acc, acc2}, {"y", "acc", "acc2"});
+  expect_fast_and_exact(graph,
+                        {random_ints(DType::kU8, {3, 29}, 0, 255), NDArray::scalar(DType::kU8, 117),
+                         NDArray::scalar(DType::kF32, 0.0123), random_ints(DType::kU8, {2, 1, 64}, 0, 255)},
+                        0, 2, 1);
+}
+
+}  // namespace
+}  // namespace kiln::pass
