@@ -13,6 +13,7 @@ Needs ONNX Runtime for node (bash ../shared/peers/setup.sh) and the built `kiln`
 """
 import argparse
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -35,13 +36,18 @@ def cosine(a, b):
     return float(a @ b / np.sqrt((a @ a) * (b @ b)))
 
 
-def field(text, prefix, key):
-    for line in text.splitlines():
-        if line.startswith(prefix) or prefix in line:
-            for tok in line.replace(",", " ").split():
-                if tok.startswith(key):
-                    return float(tok[len(key):].rstrip("ms"))
-    raise RuntimeError("no %s in:\n%s" % (key, text))
+def kiln_median(text):
+    m = re.search(r"^latency: median ([0-9.]+) ms", text, re.M)
+    if not m:
+        raise RuntimeError("no latency line in:\n" + text)
+    return float(m.group(1))
+
+
+def ort_median(text):
+    m = re.search(r"median_ms=([0-9.]+)", text)
+    if not m:
+        raise RuntimeError("no median_ms in:\n" + text)
+    return float(m.group(1))
 
 
 def main():
@@ -63,8 +69,10 @@ def main():
     test = np.random.RandomState(11).randint(0, 1000, (1, 128)).astype(np.int64)
     np.save(w("calib.npy"), calib)
     np.save(w("test.npy"), test)
-    run([kiln, "quantize", model, "--calibration", "input_ids=" + w("calib.npy"), "--report-samples", "0", "-o", w("static.onnx")])
-    run([kiln, "quantize", model, "--dynamic", "-o", w("dynamic.onnx")])
+    if not os.path.exists(w("static.onnx")):
+        run([kiln, "quantize", model, "--calibration", "input_ids=" + w("calib.npy"), "--report-samples", "0", "-o", w("static.onnx")])
+    if not os.path.exists(w("dynamic.onnx")):
+        run([kiln, "quantize", model, "--dynamic", "-o", w("dynamic.onnx")])
     engines = {}  # name -> (command builder, output file)
     for name, onnx, extra in [("kiln f32", model, []), ("kiln int8 static", w("static.onnx"), []),
                               ("kiln int8 dynamic", w("dynamic.onnx"), []),
@@ -87,13 +95,16 @@ def main():
     print("cosine to Kiln f32 on a non-calibration input:")
     for name, (_, out, _, fast) in engines.items():
         print("  %-26s %.5f%s" % (name, cosine(ref, np.load(out)), "" if fast is None else "  (int8_matmul kernels listed: %d)" % fast))
+    for v in ("static", "dynamic"):
+        fast, generic = np.load(engines["kiln int8 " + v][1]), np.load(engines["kiln int8 %s generic" % v][1])
+        print("  kiln int8 %s: fast kernels vs generic i32 kernels: max |diff| %g" % (v, float(np.abs(fast - generic).max())))
     print("load average before timing: %s" % open("/proc/loadavg").read().split()[:3])
     for t in args.threads:
         times = {name: [] for name in engines}
         for _ in range(args.rounds):
             for name, (cmd, _, kind, _) in engines.items():
                 text = run(cmd(t))
-                times[name].append(field(text, "latency:", "median") if kind == "kiln" else field(text, "RESULT", "median_ms="))
+                times[name].append(kiln_median(text) if kind == "kiln" else ort_median(text))
         med = {name: statistics.median(v) for name, v in times.items()}
         print("threads %d (median of %d rounds; load average after: %s)" % (t, args.rounds, open("/proc/loadavg").read().split()[:3]))
         for name in engines:
