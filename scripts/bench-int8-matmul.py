@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Int8 matmul benchmark (issue 13, docs/int8.md "Int8 matmul"): the BERT-style encoder of
 scripts/gen_test_models.py quantized by `kiln quantize` (static minmax with 20 calibration inputs,
-and --dynamic), run side by side, interleaved, by Kiln int8, Kiln f32 and ONNX Runtime 1.30 int8
+and --dynamic; each also with --reduce-range: 7-bit weights, the narrow dot-product form), run side by side, interleaved, by Kiln int8, Kiln f32 and ONNX Runtime 1.30 int8
 (the same QDQ models) and ORT f32; also Kiln int8 with the fast matmul kernels switched off
 (`--disable-pass AlterInt8Matmul`: the generic i32 kernels). Prints each engine's median over
 --rounds rounds (each round: every engine's median of --iters runs after 3 warm-ups), the ratios,
@@ -73,9 +73,16 @@ def main():
         run([kiln, "quantize", model, "--calibration", "input_ids=" + w("calib.npy"), "--report-samples", "0", "-o", w("static.onnx")])
     if not os.path.exists(w("dynamic.onnx")):
         run([kiln, "quantize", model, "--dynamic", "-o", w("dynamic.onnx")])
+    if not os.path.exists(w("static_rr.onnx")):
+        run([kiln, "quantize", model, "--calibration", "input_ids=" + w("calib.npy"), "--report-samples", "0",
+             "--reduce-range", "-o", w("static_rr.onnx")])
+    if not os.path.exists(w("dynamic_rr.onnx")):
+        run([kiln, "quantize", model, "--dynamic", "--reduce-range", "-o", w("dynamic_rr.onnx")])
     engines = {}  # name -> (command builder, output file)
     for name, onnx, extra in [("kiln f32", model, []), ("kiln int8 static", w("static.onnx"), []),
                               ("kiln int8 dynamic", w("dynamic.onnx"), []),
+                              ("kiln int8 static rr", w("static_rr.onnx"), []),
+                              ("kiln int8 dynamic rr", w("dynamic_rr.onnx"), []),
                               ("kiln int8 static generic", w("static.onnx"), ["--disable-pass", "AlterInt8Matmul"]),
                               ("kiln int8 dynamic generic", w("dynamic.onnx"), ["--disable-pass", "AlterInt8Matmul"])]:
         so = w(name.replace(" ", "_") + ".so")
@@ -85,7 +92,8 @@ def main():
         run([kiln, "run", so, "--input", "input_ids=" + w("test.npy"), "--output", out])
         engines[name] = (lambda t, so=so: [kiln, "run", so, "--input", "input_ids=" + w("test.npy"), "--threads", str(t),
                                            "--repeat", str(args.iters), "--warmup", "3"], out, "kiln", fast)
-    for name, onnx in [("ort f32", model), ("ort int8 static", w("static.onnx")), ("ort int8 dynamic", w("dynamic.onnx"))]:
+    for name, onnx in [("ort f32", model), ("ort int8 static", w("static.onnx")), ("ort int8 dynamic", w("dynamic.onnx")),
+                       ("ort int8 static rr", w("static_rr.onnx")), ("ort int8 dynamic rr", w("dynamic_rr.onnx"))]:
         out = w(name.replace(" ", "_") + ".npy")
         node = ["node", os.path.join(PEERS, "ort_bench.js"), onnx, "--input", "input_ids=" + w("test.npy")]
         run(node + ["--iters", "1", "--output", out])
@@ -111,6 +119,8 @@ def main():
             print("  %-26s %8.2f ms" % (name, med[name]))
         for num, den in [("kiln int8 static", "kiln f32"), ("kiln int8 static", "ort int8 static"),
                          ("kiln int8 dynamic", "kiln f32"), ("kiln int8 dynamic", "ort int8 dynamic"),
+                         ("kiln int8 static rr", "kiln f32"), ("kiln int8 static rr", "ort int8 static rr"),
+                         ("kiln int8 dynamic rr", "kiln f32"), ("kiln int8 dynamic rr", "ort int8 dynamic rr"),
                          ("kiln int8 static", "kiln int8 static generic"), ("kiln int8 dynamic", "kiln int8 dynamic generic")]:
             print("  %-26s / %-26s %.2f" % (num, den, med[num] / med[den]))
     return 0
