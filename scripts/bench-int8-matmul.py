@@ -12,10 +12,10 @@ Usage: /usr/bin/python3 scripts/bench-int8-matmul.py [--build build] [--work /tm
 Needs ONNX Runtime for node (bash ../shared/peers/setup.sh) and the built `kiln`.
 """
 import argparse
+import importlib.util
 import os
 import re
 import statistics
-import subprocess
 import sys
 
 import numpy as np
@@ -24,16 +24,16 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PEERS = os.path.join(ROOT, "..", "shared", "peers")
 
 
-def run(cmd):
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        raise RuntimeError("%s failed (%d):\n%s%s" % (" ".join(cmd), r.returncode, r.stdout[-3000:], r.stderr[-3000:]))
-    return r.stdout
+def _int8_check():
+    """scripts/int8-check.py as a module (its run() and cosine() helpers)."""
+    spec = importlib.util.spec_from_file_location("int8_check", os.path.join(ROOT, "scripts", "int8-check.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
-def cosine(a, b):
-    a, b = a.astype(np.float64).ravel(), b.astype(np.float64).ravel()
-    return float(a @ b / np.sqrt((a @ a) * (b @ b)))
+_CHECK = _int8_check()
+run, cosine = _CHECK.run, _CHECK.cosine
 
 
 def kiln_median(text):
