@@ -7,9 +7,12 @@
 // form) and [-64, 64] (narrow form) weights, per-column and per-tensor scales, bias, ReLU clamp,
 // weight zero points given as zeros per column or one zero, static chains of u8 matmuls and the
 // dynamic form (zero point and scale inputs at run time, i32 product and its f32 dequantization).
+// And a QDQ Gemm (transB, per-row weight scales, i32 bias, ReLU) that RealizeQuantizedOps realizes
+// and this pass puts on int8_matmul: within one unit of the float QDQ graph (docs/int8.md).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <random>
@@ -138,6 +141,48 @@ TEST(AlterInt8Matmul, DynamicQuantizedMatmulRunsTheInt8KernelAndEqualsTheReferen
                         {random_ints(DType::kU8, {3, 29}, 0, 255), NDArray::scalar(DType::kU8, 117),
                          NDArray::scalar(DType::kF32, 0.0123), random_ints(DType::kU8, {2, 1, 64}, 0, 255)},
                         0, 2, 1);
+}
+
+TEST(AlterInt8Matmul, QdqGemmWithTransposedWeightsIsRealizedAndRunsTheInt8Kernel) {
+  // q(relu(gemm(dq(a), dq(w [N, K]), dq(bias i32)))) with transB = 1, w per row (= per output column).
+  const int64_t m = 6, k = 21, n = 19;
+  const NodePtr a = make_input("a", {DType::kU8, {m, k}});
+  auto dq = [](const Value& v, const Value& s, const Value& z, int64_t axis) {
+    return make_call("dequantize_linear", {v, s, z}, Attrs().set("axis", axis))->output();
+  };
+  const NDArray ws = random_floats({n}, 2e-3f, 6e-3f);
+  const float as = 0.02f;
+  NDArray bs = NDArray::empty(DType::kF32, {n});
+  for (int64_t i = 0; i < n; ++i) bs.mutable_data<float>()[i] = ws.data<float>()[i] * as;
+  const Value w = dq(constant("w", random_ints(DType::kI8, {n, k}, -128, 127)), constant("w_s", ws),
+                     constant("w_z", random_ints(DType::kI8, {n}, 0, 0)), 0);
+  const Value bias = dq(constant("b", random_ints(DType::kI32, {n}, -2000, 2000)), constant("b_s", bs),
+                        constant("b_z", random_ints(DType::kI32, {n}, 0, 0)), 0);
+  const Value x = dq(a->output(), scalar("a_s", DType::kF32, as), scalar("a_z", DType::kU8, 110), 1);
+  const Attrs ga = Attrs().set("alpha", 1.0).set("beta", 1.0).set("trans_a", int64_t{0}).set("trans_b", int64_t{1});
+  const Value g = make_call("gemm", {x, w, bias}, ga)->output();
+  const Value y = make_call("quantize_linear", {make_call("relu", {g}, {})->output(), scalar("y_s", DType::kF32, 0.05),
+                                                scalar("y_z", DType::kU8, 20)}, Attrs().set("axis", int64_t{1}))->output();
+  const Graph graph({a}, {y}, {"y"});
+  const std::filesystem::path so =
+      std::filesystem::temp_directory_path() / ("kiln-int8-gemm-" + std::to_string(getpid()) + ".so");
+  const driver::CompileReport report = driver::compile_graph(graph, so.string(), driver::CompileOptions{});
+  EXPECT_EQ(report.pipeline.stat("RealizeQuantizedOps", "qnn_matmuls"), 1);
+  EXPECT_EQ(report.pipeline.stat("AlterInt8Matmul", "int8_matmul"), 1);
+  const std::vector<NDArray> inputs = {random_ints(DType::kU8, {m, k}, 0, 255)};
+  const NDArray want = ref::run_graph(graph, inputs)[0];
+  const NDArray got = testing::run_compiled(so.string(), inputs)[0];
+  std::filesystem::remove(so);
+  ASSERT_EQ(got.type(), want.type());
+  int64_t off_by_one = 0, distinct = 0;
+  for (int64_t i = 0; i < got.numel(); ++i) {
+    const double d = std::abs(got.get_as_double(i) - want.get_as_double(i));
+    EXPECT_LE(d, 1) << "element " << i;
+    off_by_one += d == 1;
+    distinct += want.get_as_double(i) != want.get_as_double(0);
+  }
+  EXPECT_LE(off_by_one, got.numel() / 10) << "the integer path should differ from the float graph only in rare ties";
+  EXPECT_GT(distinct, got.numel() / 4);
 }
 
 }  // namespace
