@@ -15,33 +15,27 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <random>
 
 #include "driver/compile_test_util.h"
 #include "kiln/driver/compile.h"
 #include "kiln/ir/graph.h"
 #include "kiln/pass/pass.h"
 #include "kiln/ref/executor.h"
+#include "pass/pass_test_util.h"
 
 namespace kiln::pass {
 namespace {
 
 using namespace kiln::ir;
 
-std::mt19937_64 rng(1313);
+uint64_t seed = 1313;
 
+// Random integers in [lo, hi] / floats in [lo, hi) (pass_test_util.h's generator, a new seed each).
 NDArray random_ints(DType dt, Shape shape, int lo, int hi) {
-  NDArray a = NDArray::empty(dt, std::move(shape));
-  std::uniform_int_distribution<int> d(lo, hi);
-  for (int64_t i = 0; i < a.numel(); ++i) a.set_from_double(i, d(rng));
-  return a;
+  return pass::testing::random_array({dt, std::move(shape)}, ++seed, lo, hi);
 }
-
 NDArray random_floats(Shape shape, float lo, float hi) {
-  NDArray a = NDArray::empty(DType::kF32, std::move(shape));
-  std::uniform_real_distribution<float> d(lo, hi);
-  for (auto& v : a.mutable_data<float>()) v = d(rng);
-  return a;
+  return pass::testing::random_array({DType::kF32, std::move(shape)}, ++seed, lo, hi);
 }
 
 Value constant(const std::string& name, NDArray a) { return make_constant(name, std::move(a))->output(); }
@@ -88,7 +82,7 @@ void expect_fast_and_exact(const Graph& graph, const std::vector<NDArray>& input
   EXPECT_EQ(fast, requantized + i32_products);
 
   const std::vector<NDArray> want = ref::run_graph(graph, inputs);
-  const std::vector<NDArray> got = testing::run_compiled(so.string(), inputs);
+  const std::vector<NDArray> got = kiln::testing::run_compiled(so.string(), inputs);
   std::filesystem::remove(so);
   ASSERT_EQ(got.size(), want.size());
   for (size_t o = 0; o < got.size(); ++o) {
@@ -171,7 +165,7 @@ TEST(AlterInt8Matmul, QdqGemmWithTransposedWeightsIsRealizedAndRunsTheInt8Kernel
   EXPECT_EQ(report.pipeline.stat("AlterInt8Matmul", "int8_matmul"), 1);
   const std::vector<NDArray> inputs = {random_ints(DType::kU8, {m, k}, 0, 255)};
   const NDArray want = ref::run_graph(graph, inputs)[0];
-  const NDArray got = testing::run_compiled(so.string(), inputs)[0];
+  const NDArray got = kiln::testing::run_compiled(so.string(), inputs)[0];
   std::filesystem::remove(so);
   ASSERT_EQ(got.type(), want.type());
   int64_t off_by_one = 0, distinct = 0;
