@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "kiln/codegen/target.h"
 #include "kiln/driver/artifact.h"
 #include "kiln/ir/graph.h"
 #include "kiln/ir/ndarray.h"
@@ -63,6 +64,14 @@ struct CompileReport {
 
 // Compiles `graph` into an artifact at `out_path`.
 CompileReport compile_graph(const ir::Graph& graph, const std::string& out_path, const CompileOptions& options);
+
+// The pass pipeline exactly as compile_graph runs it for `options` on `target` (shared with the
+// auto-tuner's task extraction, tune/task.h).
+pass::PipelineResult run_compile_passes(const ir::Graph& graph, const CompileOptions& options,
+                                        const codegen::Target& target);
+
+// The ONNX import exactly as compile_onnx does it (options.input_shapes, constant_inputs).
+ir::Graph import_onnx_for_compile(const std::string& model_path, const CompileOptions& options);
 
 // Imports the ONNX model at `model_path` (with options.input_shapes and options.constant_inputs)
 // and compiles it.
