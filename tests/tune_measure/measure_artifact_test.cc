@@ -13,6 +13,7 @@
 #include <fstream>
 #include <string>
 
+#include "kiln/runtime/c_api.h"
 #include "kiln/tune/measure.h"
 #include "tune_measure/measure_wire.h"
 #include "tune_measure/run_statistics.h"
@@ -149,6 +150,28 @@ TEST_F(MeasureArtifact, LocalMeasurerKeepsJobOrderAndIds) {
   EXPECT_TRUE(r[0].ok) << r[0].error;
   EXPECT_FALSE(r[1].ok);
   EXPECT_TRUE(r[2].ok) << r[2].error;
+}
+
+// The caller has used the runtime's thread pool (its workers exist in the parent only): the forked
+// child must start its own workers instead of waiting on the parent's.
+TEST_F(MeasureArtifact, ParentThreadPoolDoesNotBreakTheChild) {
+  ASSERT_EQ(kiln_set_num_threads(2), 0);
+  KilnModule* module = nullptr;
+  ASSERT_EQ(kiln_module_load(artifact().c_str(), &module), 0) << kiln_get_last_error();
+  KilnExecutor* exec = nullptr;
+  ASSERT_EQ(kiln_executor_create(module, &exec), 0);
+  ASSERT_EQ(kiln_executor_run(exec), 0) << kiln_get_last_error();
+  for (int threads : {2, 3, 1}) {
+    MeasureOptions o;
+    o.threads = threads;
+    o.min_seconds = 0;
+    o.timeout_seconds = 20;
+    const MeasureResult r = measure_artifact(artifact(), o);
+    EXPECT_TRUE(r.ok) << "threads=" << threads << ": " << r.error;
+  }
+  ASSERT_EQ(kiln_executor_run(exec), 0) << kiln_get_last_error();  // the parent's pool still works
+  kiln_executor_free(exec);
+  kiln_module_free(module);
 }
 
 TEST(RunStatistics, DropsSlowOutliersAndTakesTheMedian) {
