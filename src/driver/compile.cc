@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <iomanip>
 #include <map>
+#include <optional>
+#include <set>
 #include <sstream>
 #include <unordered_map>
 
@@ -19,6 +21,7 @@
 #include "kiln/support/logging.h"
 #include "kiln/topi/build.h"
 #include "kiln/topi/compute.h"
+#include "kiln/tune/records.h"
 
 namespace kiln::driver {
 namespace {
@@ -85,6 +88,12 @@ class Compiler {
     }
   }
 
+  void use_records(const tune::RecordDatabase* records, std::string device) {
+    records_ = records;
+    device_ = std::move(device);
+  }
+  int tuned = 0;  // kernels built from a record
+
   codegen::LLVMModule& module() { return module_; }
   ArtifactBuilder& builder() { return builder_; }
   double lower_seconds = 0;
@@ -113,10 +122,28 @@ class Compiler {
     return "kiln_" + symbol_safe(label) + "_" + std::to_string(next_symbol_++);
   }
 
-  // The group's kernel with the default schedule.
-  tir::PrimFunc build_kernel(const Group& g, const std::string& symbol) {
+  // The group's kernel: with the best record's knobs when the records hold one for its signature
+  // on this device (a record the compute no longer accepts is logged and ignored), else the
+  // default schedule.
+  tir::PrimFunc build_kernel(const ir::CallNode& call, const Group& g, const std::string& symbol) {
     topi::OpKernelOptions ko;
     ko.kernel_name = symbol;
+    if (records_ != nullptr) {
+      if (std::optional<tune::TuningRecord> best = records_->best(kernel_group_signature(call, target_), device_)) {
+        topi::Knobs k;
+        for (const auto& [name, value] : best->knobs) k.set(name, value);
+        ko.knobs = k;
+        try {
+          tir::PrimFunc f = topi::build_group_kernel(g.members, g.input_types, g.outputs, target_, -1, ko);
+          ++tuned;
+          return f;
+        } catch (const Error& e) {
+          KILN_LOG(driver, kWarning) << "the tuning record of " << g.label << " (" << k.to_string()
+                                     << ") does not apply (" << e.what() << "); using the default schedule";
+          ko.knobs.reset();
+        }
+      }
+    }
     return topi::build_group_kernel(g.members, g.input_types, g.outputs, target_, -1, ko);
   }
 
@@ -158,7 +185,7 @@ class Compiler {
       const std::string symbol = new_symbol(g.label);
       const auto start = Clock::now();
       try {
-        tir::PrimFunc f = build_kernel(g, symbol);
+        tir::PrimFunc f = build_kernel(call, g, symbol);
         lower_seconds += seconds_since(start);
         const uint64_t flops = add_prim(f);
         if (!key.empty()) kernel_cache_[key] = symbol;
@@ -177,7 +204,7 @@ class Compiler {
       // A group of one is its op kernel; force_split changes nothing.
       const std::string symbol = new_symbol(g.label);
       const auto start = Clock::now();
-      tir::PrimFunc f = build_kernel(g, symbol);
+      tir::PrimFunc f = build_kernel(call, g, symbol);
       lower_seconds += seconds_since(start);
       const uint64_t flops = add_prim(f);
       if (!key.empty()) kernel_cache_[key] = symbol;
@@ -250,7 +277,23 @@ class Compiler {
   std::unordered_map<std::string, std::string> kernel_cache_;
   std::unordered_map<std::string, uint64_t> flops_of_symbol_;  // per kernel symbol, per call
   int next_symbol_ = 0;
+  const tune::RecordDatabase* records_ = nullptr;
+  std::string device_;
 };
+
+// Which other devices a records file holds records for (they are never applied here).
+std::string other_devices_note(const tune::RecordDatabase& db, const std::string& device) {
+  const int64_t n = db.count_other_devices(device);
+  if (n == 0) return "";
+  std::set<std::string> others;
+  for (const tune::TuningRecord& r : db.all()) {
+    if (r.device != device) others.insert(r.device);
+  }
+  std::string list;
+  for (const std::string& d : others) list += (list.empty() ? "" : "; ") + d;
+  return std::to_string(n) + " record(s) in " + db.path() + " are for another device (" + list +
+         ") and were ignored; this device is " + device + " (tune on this machine with kiln tune)";
+}
 
 std::string human_bytes(uint64_t b) {
   std::ostringstream os;
@@ -297,8 +340,20 @@ CompileReport compile_graph(const ir::Graph& graph, const std::string& out_path,
 
   start = Clock::now();
   Compiler compiler(target, options);
+  std::optional<tune::RecordDatabase> records;
+  if (!options.records.empty()) {
+    records = tune::RecordDatabase::open(options.records, tune::RecordDatabase::Mode::kReadOnly);
+    const std::string device = tune::DeviceKey::of(target).str();
+    compiler.use_records(&*records, device);
+    report.records_path = options.records;
+    report.records_note = other_devices_note(*records, device);
+    if (!report.records_note.empty()) {
+      KILN_LOG(driver, kWarning) << report.records_note;
+    }
+  }
   compiler.run(report.pipeline.graph, report);
   report.distinct_kernels = compiler.distinct;
+  report.tuned_kernels = compiler.tuned;
   report.phase_seconds.emplace_back("lower (topi + tir)", compiler.lower_seconds);
   const double to_tir = seconds_since(start);
 
@@ -346,6 +401,10 @@ std::string CompileReport::summary() const {
   if (!split_groups.empty()) {
     os << "split into per-op kernels (" << split_groups.size() << " group(s)):\n";
     for (const std::string& s : split_groups) os << "  " << s << "\n";
+  }
+  if (!records_path.empty()) {
+    os << "tuned: " << tuned_kernels << " of " << distinct_kernels << " kernels (records " << records_path << ")\n";
+    if (!records_note.empty()) os << "  " << records_note << "\n";
   }
   os << "memory: intermediates planned " << human_bytes(artifact.planned_bytes) << " vs naive "
      << human_bytes(artifact.naive_bytes) << "; weights " << human_bytes(artifact.weights_bytes) << "\n";

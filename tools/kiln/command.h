@@ -21,6 +21,7 @@ void register_run(CLI::App& app, CommandContext& ctx);
 void register_inspect(CLI::App& app, CommandContext& ctx);
 void register_compile(CLI::App& app, CommandContext& ctx);
 void register_quantize(CLI::App& app, CommandContext& ctx);
+void register_tune(CLI::App& app, CommandContext& ctx);
 
 }  // namespace kiln::cli
 

@@ -75,6 +75,7 @@ int main(int argc, char** argv) {
   kiln::cli::register_inspect(app, ctx);
   kiln::cli::register_compile(app, ctx);
   kiln::cli::register_quantize(app, ctx);
+  kiln::cli::register_tune(app, ctx);
 
   try {
     app.parse(argc, argv);

@@ -40,6 +40,10 @@ struct CompileOptions {
   std::ostream* dump_stream = nullptr;            // std::cerr when null
   std::vector<std::string> disabled_passes;
   bool force_split = false;  // tests: build every group as per-op kernels (the fallback path)
+  // A tuning-records database (kiln tune, docs/tuning.md): each kernel whose signature has a best
+  // record for this target's device is built with that record's knobs; others keep the default
+  // schedules. Records of other devices are ignored with one warning that counts them.
+  std::string records;
   ArtifactOptions artifact;
 };
 
@@ -57,6 +61,9 @@ struct CompileReport {
   int distinct_kernels = 0;                 // symbols in the object code
   std::vector<std::string> split_groups;    // labels of groups built as per-op kernels, with why
   ArtifactSummary artifact;
+  std::string records_path;                 // CompileOptions::records
+  int tuned_kernels = 0;                    // distinct kernels built from a record
+  std::string records_note;                 // records of other devices, ignored (empty: none)
   std::vector<std::pair<std::string, double>> phase_seconds;  // import, passes, lower, codegen, write
   // The human-readable account `kiln compile` prints.
   std::string summary() const;
