@@ -3,6 +3,8 @@
 // DeviceKey from a Target.
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "kiln/codegen/target.h"
 #include "kiln/tune/records.h"
 #include "kiln/version.h"
@@ -113,6 +115,21 @@ TEST_F(RecordDb, ReopenKeepsRecordsInOrderAndReadOnlyReads) {
   EXPECT_EQ(all[20].knobs.at("tile_oc"), 99);
   EXPECT_DOUBLE_EQ(db.best("t0", kDevice)->seconds, 0.001);
   EXPECT_THROW(db.add(make_record("t", kDevice, 1, 0.1)), UserError);  // read-only connection
+}
+
+TEST_F(RecordDb, ThreadsMayShareOneDatabase) {
+  auto db = RecordDatabase::open(path("r.db"), RecordDatabase::Mode::kCreate);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&db, t] {
+      for (int i = 0; i < 25; ++i) {
+        db.add(make_record("task" + std::to_string(t), kDevice, i, 1e-3 * (i + 1)));
+        EXPECT_TRUE(db.best("task" + std::to_string(t), kDevice).has_value());
+      }
+    });
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(db.all().size(), 100u);
+  for (int t = 0; t < 4; ++t) EXPECT_EQ(db.records("task" + std::to_string(t), kDevice).size(), 25u);
 }
 
 TEST_F(RecordDb, MovedDatabaseStillWorks) {
