@@ -3,6 +3,7 @@
 // file keeps working. The writer is a forked child adding records in a loop and reporting each
 // committed index on a pipe; the parent kills it mid-stream, three times in a row on one file.
 // Two processes writing one file at once (two tuners, or a tuner and a merge reading) lose nothing.
+// The file is in WAL mode while a writer has it open and one self-contained file once closed.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -13,6 +14,7 @@
 
 #include "kiln/tune/records.h"
 #include "records_test_util.h"
+#include "tune/sqlite_db.h"
 
 namespace kiln::tune {
 namespace {
@@ -81,6 +83,22 @@ TEST_F(RecordsDurability, KilledWriterLosesNoCommittedRecord) {
   db.add(make_record("after", kDevice, 1, 0.1));
   EXPECT_EQ(static_cast<int64_t>(db.all().size()), next + 1);
   EXPECT_TRUE(db.best("task1", kDevice).has_value());
+}
+
+TEST_F(RecordsDurability, WalWhileOpenOneFileWhenClosed) {
+  const std::string db_path = path("modes.db");
+  {
+    auto db = RecordDatabase::open(db_path, RecordDatabase::Mode::kCreate);
+    db.add(make_record("t", kDevice, 1, 0.1));
+    SqliteDb peek = SqliteDb::open(db_path, true, false);
+    EXPECT_EQ(peek.query_text("PRAGMA journal_mode"), "wal");
+    EXPECT_TRUE(std::filesystem::exists(db_path + "-wal"));
+  }
+  EXPECT_FALSE(std::filesystem::exists(db_path + "-wal"));
+  SqliteDb peek = SqliteDb::open(db_path, true, false);
+  EXPECT_EQ(peek.query_text("PRAGMA journal_mode"), "delete");
+  EXPECT_EQ(peek.query_text("SELECT value FROM kiln_meta WHERE key = 'schema_version'"), "1");
+  EXPECT_EQ(peek.query_int64("PRAGMA application_id"), 0x4B494C4E);
 }
 
 TEST_F(RecordsDurability, ConcurrentWritersLoseNothing) {
