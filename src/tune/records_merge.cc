@@ -37,10 +37,7 @@ void check_output(const std::vector<std::string>& inputs, const std::string& out
   if (fs::exists(output, ec))
     throw UserError(UserErrorKind::kInvalidArgument, output, "the merge output already exists",
                     "write the merge to a new file, or delete the old one first (or name it as an input too)");
-  fs::path folder = fs::path(output).parent_path();
-  if (!folder.empty() && !fs::is_directory(folder, ec))
-    throw UserError(UserErrorKind::kNotFound, output, "the folder " + folder.string() + " does not exist",
-                    "create it first or write the merge elsewhere");
+  require_parent_folder(output);
 }
 
 }  // namespace

@@ -102,6 +102,14 @@ void validate(const SqliteDb& db, const std::string& path) {
                   "check that the file and its folder are readable and writable and the disk has room");
 }
 
+void require_parent_folder(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::path folder = std::filesystem::path(path).parent_path();
+  if (!folder.empty() && !std::filesystem::is_directory(folder, ec))
+    throw UserError(UserErrorKind::kNotFound, path, "the folder " + folder.string() + " does not exist",
+                    "create the folder first, or name a file in an existing one");
+}
+
 SqliteDb open_records_store(const std::string& path, bool read_only) {
   std::error_code ec;
   auto status = std::filesystem::status(path, ec);
@@ -112,6 +120,7 @@ SqliteDb open_records_store(const std::string& path, bool read_only) {
   if (!exists && read_only)
     throw UserError(UserErrorKind::kNotFound, path, "no such records database",
                     "check the path, or create it with `kiln tune MODEL.onnx --records " + path + "`");
+  if (!exists) require_parent_folder(path);
   try {
     SqliteDb db = SqliteDb::open(path, read_only, /*create=*/true);
     // The first read of the header: SQLITE_NOTADB here for a file that is not SQLite at all.

@@ -145,8 +145,8 @@ TEST_F(RecordDb, MissingFileInReadOnlyModeIsNotFound) {
   testing::expect_user_error([&] { RecordDatabase::open(dir_.string(), RecordDatabase::Mode::kCreate); },
                              UserErrorKind::kInvalidArgument, {"folder"});
   testing::expect_user_error(
-      [&] { RecordDatabase::open(path("no/such/dir/r.db"), RecordDatabase::Mode::kCreate); }, UserErrorKind::kIO,
-      {"no/such/dir/r.db"});
+      [&] { RecordDatabase::open(path("no/such/dir/r.db"), RecordDatabase::Mode::kCreate); },
+      UserErrorKind::kNotFound, {"no/such/dir/r.db", "does not exist"});
 }
 
 TEST(DeviceKey, FromTargetNamesTripleCpuAndSortedFeatures) {
