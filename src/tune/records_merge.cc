@@ -37,6 +37,7 @@ void check_output(const std::vector<std::string>& inputs, const std::string& out
   if (fs::exists(output, ec))
     throw UserError(UserErrorKind::kInvalidArgument, output, "the merge output already exists",
                     "write the merge to a new file, or delete the old one first (or name it as an input too)");
+  require_parent_folder(output);
 }
 
 }  // namespace

@@ -71,8 +71,11 @@ std::string device_table(const RecordDatabase& db, const std::string& device,
                          const std::vector<const TuningRecord*>& records) {
   std::vector<std::vector<std::string>> cells = {
       {"task", "trials", "ok/failed", "default", "best", "speedup", "verified", "best knobs"}};
-  for (const TaskRow& row : task_rows(records)) {
+  std::vector<TaskRow> rows = task_rows(records);
+  int64_t tuned = 0;
+  for (const TaskRow& row : rows) {
     std::optional<TuningRecord> best = db.best(row.task, device);
+    if (best && !best->is_default) ++tuned;
     std::string speedup = "-";
     if (best && row.default_seconds > 0 && best->seconds > 0) {
       char text[32];
@@ -85,7 +88,8 @@ std::string device_table(const RecordDatabase& db, const std::string& device,
                      best ? format_seconds(best->seconds) : "-", speedup,
                      !best ? "-" : best->is_default ? "default" : "yes", best ? knobs_text(best->knobs) : "-"});
   }
-  return render_table(cells);
+  return render_table(cells) + count_of(static_cast<int64_t>(rows.size()), "task") + ", " + std::to_string(tuned) +
+         " tuned (a verified candidate is the best record)\n";
 }
 
 }  // namespace

@@ -31,9 +31,12 @@ constexpr const char* kColumns =
   throw UserError(UserErrorKind::kParse, path, "not a Kiln tuning-records database: " + reason, kFixHint);
 }
 
-void create_schema(SqliteDb& db) {
-  db.exec("PRAGMA application_id = 1263094862");  // 0x4B494C4E, "KILN"
+// Creates the schema in an empty file. Under the write lock, re-checks that the file is still
+// empty: another process may have created it since we looked (two tuners starting together).
+void create_schema_if_empty(SqliteDb& db) {
   SqliteTransaction txn(db);
+  if (db.query_int64("SELECT count(*) FROM sqlite_master") != 0) return;  // rolled back: nothing to do
+  db.exec("PRAGMA application_id = 1263094862");  // 0x4B494C4E, "KILN"
   db.exec(
       "CREATE TABLE kiln_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
       "CREATE TABLE records("
@@ -99,6 +102,14 @@ void validate(const SqliteDb& db, const std::string& path) {
                   "check that the file and its folder are readable and writable and the disk has room");
 }
 
+void require_parent_folder(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::path folder = std::filesystem::path(path).parent_path();
+  if (!folder.empty() && !std::filesystem::is_directory(folder, ec))
+    throw UserError(UserErrorKind::kNotFound, path, "the folder " + folder.string() + " does not exist",
+                    "create the folder first, or name a file in an existing one");
+}
+
 SqliteDb open_records_store(const std::string& path, bool read_only) {
   std::error_code ec;
   auto status = std::filesystem::status(path, ec);
@@ -109,17 +120,17 @@ SqliteDb open_records_store(const std::string& path, bool read_only) {
   if (!exists && read_only)
     throw UserError(UserErrorKind::kNotFound, path, "no such records database",
                     "check the path, or create it with `kiln tune MODEL.onnx --records " + path + "`");
+  if (!exists) require_parent_folder(path);
   try {
     SqliteDb db = SqliteDb::open(path, read_only, /*create=*/true);
     // The first read of the header: SQLITE_NOTADB here for a file that is not SQLite at all.
     int64_t tables = db.query_int64("SELECT count(*) FROM sqlite_master");
+    if (tables == 0 && read_only) throw_not_ours(path, "the file holds no tables (an empty file?)");
+    if (tables != 0) validate(db, path);  // before any write: a refused file is never modified
+    if (!read_only) db.exec("PRAGMA journal_mode = WAL");
     if (tables == 0) {
-      if (read_only) throw_not_ours(path, "the file holds no tables (an empty file?)");
-      db.exec("PRAGMA journal_mode = WAL");
-      create_schema(db);
-    } else {
-      validate(db, path);
-      if (!read_only) db.exec("PRAGMA journal_mode = WAL");
+      create_schema_if_empty(db);
+      validate(db, path);  // ours, or what a concurrent opener created
     }
     if (!read_only) db.exec("PRAGMA synchronous = FULL");
     return db;

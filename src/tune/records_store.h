@@ -12,7 +12,8 @@
 // Opening validates the file (SQLite at all, PRAGMA quick_check, our kiln_meta and records tables,
 // the schema version) and sets WAL + synchronous=FULL on read-write connections. Every failure is
 // a UserError naming the file: kNotFound, kParse (not ours / damaged, with the fix), kIncompatible
-// (newer schema) or kIO.
+// (newer schema) or kIO. A future schema change bumps kRecordsSchemaVersion and migrates older
+// files on a read-write open (there are none yet: version 1 is the first).
 #ifndef KILN_SRC_TUNE_RECORDS_STORE_H_
 #define KILN_SRC_TUNE_RECORDS_STORE_H_
 
@@ -30,6 +31,9 @@ inline constexpr int kRecordsSchemaVersion = 1;
 
 // Opens (read_only) or opens-or-creates (read-write) a records database at `path`, validated.
 SqliteDb open_records_store(const std::string& path, bool read_only);
+
+// UserError(kNotFound) naming `path` when the folder it would be created in does not exist.
+void require_parent_folder(const std::string& path);
 
 // Before closing a read-write connection: when no other connection has the file open, switches it
 // back to a rollback journal, which checkpoints and deletes the WAL, so the closed database is one

@@ -10,12 +10,9 @@ namespace kiln::tune {
 namespace {
 
 // Throws SqliteError for a result code that is not success, with the connection's message.
-void check(sqlite3* db, int rc, const char* what) {
+void check(sqlite3* db, int rc) {
   if (rc == SQLITE_OK || rc == SQLITE_ROW || rc == SQLITE_DONE) return;
-  std::string message = what;
-  message += ": ";
-  message += db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
-  throw SqliteError(rc & 0xff, message);
+  throw SqliteError(rc & 0xff, db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
 }
 
 }  // namespace
@@ -31,23 +28,22 @@ SqliteStatement::~SqliteStatement() {
 }
 
 void SqliteStatement::bind_text(int index, const std::string& value) {
-  check(db_, sqlite3_bind_text(stmt_, index, value.data(), static_cast<int>(value.size()), SQLITE_TRANSIENT),
-        "bind");
+  check(db_, sqlite3_bind_text(stmt_, index, value.data(), static_cast<int>(value.size()), SQLITE_TRANSIENT));
 }
 
 void SqliteStatement::bind_int64(int index, int64_t value) {
-  check(db_, sqlite3_bind_int64(stmt_, index, value), "bind");
+  check(db_, sqlite3_bind_int64(stmt_, index, value));
 }
 
 void SqliteStatement::bind_double(int index, double value) {
-  check(db_, sqlite3_bind_double(stmt_, index, value), "bind");
+  check(db_, sqlite3_bind_double(stmt_, index, value));
 }
 
 bool SqliteStatement::step() {
   int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
-  check(db_, rc, "step");
+  check(db_, rc);
   return false;
 }
 
@@ -74,7 +70,7 @@ SqliteDb SqliteDb::open(const std::string& path, bool read_only, bool create) {
   if (rc != SQLITE_OK) {
     std::string message = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
     sqlite3_close_v2(db);
-    throw SqliteError(rc & 0xff, "open: " + message);
+    throw SqliteError(rc & 0xff, message);
   }
   sqlite3_extended_result_codes(db, 0);
   sqlite3_busy_timeout(db, 10000);
@@ -109,7 +105,7 @@ void SqliteDb::set_busy_timeout_ms(int ms) { sqlite3_busy_timeout(db_, ms); }
 
 SqliteStatement SqliteDb::prepare(const std::string& sql) const {
   sqlite3_stmt* stmt = nullptr;
-  check(db_, sqlite3_prepare_v2(db_, sql.c_str(), static_cast<int>(sql.size()), &stmt, nullptr), "prepare");
+  check(db_, sqlite3_prepare_v2(db_, sql.c_str(), static_cast<int>(sql.size()), &stmt, nullptr));
   return SqliteStatement(db_, stmt);
 }
 

@@ -1,11 +1,12 @@
 // The XGBoost cost model: learns a synthetic score with a peak (score = -(log2 tile - 3)^2 +
 // noise, plus an irrelevant feature) well enough to rank held-out candidates (Spearman >= 0.8);
 // predicts zeros untrained and with too few samples; does not throw on degenerate data (constant
-// scores, NaN/inf features or scores, one sample); deterministic for a seed.
+// scores, NaN/inf features or scores, one sample); deterministic for a seed; single-threaded.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <numeric>
 #include <random>
 
@@ -131,6 +132,23 @@ TEST(CostModel, DegenerateDataDoesNotThrow) {
   EXPECT_NO_THROW(model->fit(std::vector<std::vector<double>>(10), ten));
   EXPECT_FALSE(model->trained());
   EXPECT_NO_THROW(model->predict(std::vector<std::vector<double>>(3)));
+}
+
+// The tuner forks measurement children while the model lives; OpenMP worker threads in the parent
+// would make that fragile (and steal CPU from measurements). nthread=1 keeps XGBoost on the
+// calling thread.
+TEST(CostModel, StartsNoThreads) {
+  auto threads = [] {
+    int n = 0;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) n += entry.exists() ? 1 : 0;
+    return n;
+  };
+  int before = threads();
+  auto model = make_cost_model();
+  Samples s = synthetic(300, 4);
+  model->fit(s.features, s.scores);
+  model->predict(s.features);
+  EXPECT_EQ(threads(), before);
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 // DeviceKey from a Target.
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "kiln/codegen/target.h"
 #include "kiln/tune/records.h"
 #include "kiln/version.h"
@@ -115,6 +117,21 @@ TEST_F(RecordDb, ReopenKeepsRecordsInOrderAndReadOnlyReads) {
   EXPECT_THROW(db.add(make_record("t", kDevice, 1, 0.1)), UserError);  // read-only connection
 }
 
+TEST_F(RecordDb, ThreadsMayShareOneDatabase) {
+  auto db = RecordDatabase::open(path("r.db"), RecordDatabase::Mode::kCreate);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&db, t] {
+      for (int i = 0; i < 25; ++i) {
+        db.add(make_record("task" + std::to_string(t), kDevice, i, 1e-3 * (i + 1)));
+        EXPECT_TRUE(db.best("task" + std::to_string(t), kDevice).has_value());
+      }
+    });
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(db.all().size(), 100u);
+  for (int t = 0; t < 4; ++t) EXPECT_EQ(db.records("task" + std::to_string(t), kDevice).size(), 25u);
+}
+
 TEST_F(RecordDb, MovedDatabaseStillWorks) {
   auto a = RecordDatabase::open(path("r.db"), RecordDatabase::Mode::kCreate);
   RecordDatabase b = std::move(a);
@@ -128,8 +145,8 @@ TEST_F(RecordDb, MissingFileInReadOnlyModeIsNotFound) {
   testing::expect_user_error([&] { RecordDatabase::open(dir_.string(), RecordDatabase::Mode::kCreate); },
                              UserErrorKind::kInvalidArgument, {"folder"});
   testing::expect_user_error(
-      [&] { RecordDatabase::open(path("no/such/dir/r.db"), RecordDatabase::Mode::kCreate); }, UserErrorKind::kIO,
-      {"no/such/dir/r.db"});
+      [&] { RecordDatabase::open(path("no/such/dir/r.db"), RecordDatabase::Mode::kCreate); },
+      UserErrorKind::kNotFound, {"no/such/dir/r.db", "does not exist"});
 }
 
 TEST(DeviceKey, FromTargetNamesTripleCpuAndSortedFeatures) {

@@ -64,6 +64,8 @@ TEST_F(RecordsMerge, RefusesToOverwriteAnInputOrAnExistingFile) {
   expect_user_error([&] { merge_databases({path("a.db")}, path("b.db")); }, UserErrorKind::kInvalidArgument,
                     {"already exists"});
   expect_user_error([&] { merge_databases({}, path("c.db")); }, UserErrorKind::kInvalidArgument, {"no input"});
+  expect_user_error([&] { merge_databases({path("a.db")}, path("no/such/c.db")); }, UserErrorKind::kNotFound,
+                    {"no/such", "does not exist"});
   EXPECT_EQ(RecordDatabase::open(path("a.db"), RecordDatabase::Mode::kReadOnly).all().size(), 1u);
 }
 

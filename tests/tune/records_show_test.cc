@@ -50,6 +50,7 @@ TEST_F(RecordsShow, ListsTasksWithBestAndSpeedup) {
   EXPECT_NE(dense.find("default"), std::string::npos) << text;
   EXPECT_EQ(text.find(kOther), std::string::npos) << text;
   EXPECT_NE(text.find("2 records of 1 other device not shown"), std::string::npos) << text;
+  EXPECT_NE(text.find("2 tasks, 1 tuned"), std::string::npos) << text;
 
   std::string all = format_records(db, kDevice, true);
   EXPECT_NE(all.find("device " + kOther), std::string::npos) << all;

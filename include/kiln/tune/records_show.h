@@ -5,8 +5,9 @@
 // One table per device (only `device` unless all_devices), one row per task in the order the tasks
 // were first recorded: label, trials, ok/failed, default time, best time, speedup (default / best),
 // verified (the best record: "default" when it is the baseline, "yes" when checked against it) and
-// the best knobs. Best is RecordDatabase::best(). A footer counts the records of other devices
-// (not shown) so a user sees why a database tuned elsewhere applies nothing here.
+// the best knobs, then "N tasks, M tuned". Best is RecordDatabase::best(). A footer counts the
+// records of other devices (not shown) so a user sees why a database tuned elsewhere applies
+// nothing here.
 #ifndef KILN_TUNE_RECORDS_SHOW_H_
 #define KILN_TUNE_RECORDS_SHOW_H_
 
