@@ -1,8 +1,8 @@
 // measure_artifact and the local measurer (kiln/tune/measure.h) on a real artifact: the built-in
-// tiny-cnn example compiled by the built `kiln` once per suite. Faults are made with the child-
-// only hook KILN_TUNE_MEASURE_TEST_FAULT (src/tune_measure/measure_child.h) and with files that
-// are not artifacts; every one must come back as ok = false with the right message while this
-// process carries on.
+// tiny-cnn example, compiled by the built `kiln` at build time (tests.cmake). Faults are made with
+// the child-only hook KILN_TUNE_MEASURE_TEST_FAULT (src/tune_measure/measure_child.h) and with
+// files that are not artifacts; every one must come back as ok = false with the right message
+// while this process carries on.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -15,6 +15,7 @@
 
 #include "kiln/runtime/c_api.h"
 #include "kiln/tune/measure.h"
+#include "measure_test_util.h"
 #include "tune_measure/measure_wire.h"
 #include "tune_measure/run_statistics.h"
 
@@ -25,23 +26,10 @@ namespace fs = std::filesystem;
 
 class MeasureArtifact : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    dir_ = new std::string(fs::temp_directory_path() / ("kiln_measure_test_" + std::to_string(::getpid())));
-    fs::create_directories(*dir_);
-    const std::string cmd = std::string(KILN_CLI_PATH) + " compile --example tiny-cnn -o " + artifact() + " > " +
-                            *dir_ + "/compile.log 2>&1";
-    ASSERT_EQ(std::system(cmd.c_str()), 0) << "compiling the tiny-cnn example failed: " << cmd;
-  }
-  static void TearDownTestSuite() {
-    fs::remove_all(*dir_);
-    delete dir_;
-  }
   void TearDown() override { ::unsetenv("KILN_TUNE_MEASURE_TEST_FAULT"); }
-  static std::string artifact() { return *dir_ + "/tiny.so"; }
-  static std::string path(const std::string& name) { return *dir_ + "/" + name; }
-  static std::string* dir_;
+  static std::string artifact() { return testing::tiny_artifact(); }
+  static std::string path(const std::string& name) { return testing::test_path(name); }
 };
-std::string* MeasureArtifact::dir_ = nullptr;
 
 TEST_F(MeasureArtifact, MeasuresSaneTimesAndReturnsOutputs) {
   MeasureOptions o;

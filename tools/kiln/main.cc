@@ -70,6 +70,7 @@ int main(int argc, char** argv) {
 
   kiln::cli::CommandContext ctx;
   kiln::cli::register_doctor(app, ctx);
+  kiln::cli::register_tune_worker(app, ctx);
   kiln::cli::register_ir(app, ctx);
   kiln::cli::register_run(app, ctx);
   kiln::cli::register_inspect(app, ctx);
