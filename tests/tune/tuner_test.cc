@@ -58,8 +58,8 @@ class TunerTest : public ::testing::Test {
     const std::vector<tune::TuningTask> tasks = tune::extract_tasks(graph, co);
     const std::string db = path(name + ".db");
     std::unique_ptr<tune::Measurer> m = tune::make_local_measurer();
-    const tune::TuneReport report = tune::tune_tasks(tasks, target, quick(db, static_cast<int64_t>(tasks.size()) + 8), *m);
-    EXPECT_EQ(report.trials, static_cast<int64_t>(tasks.size()) + 8) << report.summary();
+    const tune::TuneReport report = tune::tune_tasks(tasks, target, quick(db, static_cast<int64_t>(tasks.size()) + 5), *m);
+    EXPECT_EQ(report.trials, static_cast<int64_t>(tasks.size()) + 5) << report.summary();
     for (const tune::TaskOutcome& t : report.tasks) EXPECT_GT(t.default_seconds, 0) << t.label;
 
     co.records = db;

@@ -1,5 +1,5 @@
 // `kiln tune MODEL.onnx (or --example NAME) --records FILE.db [--trials N | --time-budget MIN] [--resume] [--target T]
-//  [--input-shape NAME:D0,...] [--threads N] [-O N] [--repeats N] [--timeout S]`: auto-tunes the
+//  [--input-shape NAME:D0,...] [--threads N] [-O N] [--repeats N] [--timeout S] [--redis HOST:PORT]`: auto-tunes the
 // model's kernels (src/tune/tuner.cc, docs/tuning.md), every measurement into FILE.db; then
 // `kiln compile MODEL.onnx --records FILE.db` uses the best ones.
 // `kiln tune --merge a.db b.db -o c.db` merges records databases; `kiln tune --show FILE.db
@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "kiln/support/error.h"
 #include "kiln/tune/measure.h"
 #include "kiln/tune/records.h"
+#include "kiln/tune/redis_measurer.h"
 #include "kiln/tune/records_show.h"
 #include "kiln/tune/task.h"
 #include "kiln/tune/tuner.h"
@@ -43,6 +45,8 @@ void register_tune(CLI::App& app, CommandContext& ctx) {
     std::string output;
     std::string show;
     std::string device = "current";
+    std::string redis;
+    std::string redis_prefix = "kiln-tune";
   };
   auto opts = std::make_shared<Options>();
   auto* model_opt = cmd->add_option("model", opts->model, "ONNX model file");
@@ -64,6 +68,9 @@ void register_tune(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("--seed", opts->seed, "Seed of the search (default 1)");
   cmd->add_option("--merge", opts->merge, "Merge these records databases (with -o)")->expected(1, -1);
   cmd->add_option("-o,--output", opts->output, "The merged database (with --merge)");
+  cmd->add_option("--redis", opts->redis,
+                  "Measure on kiln-tune-worker processes through a Redis broker at HOST:PORT (docs/tuning.md)");
+  cmd->add_option("--redis-prefix", opts->redis_prefix, "The workers' --prefix (default kiln-tune)");
   cmd->add_option("--show", opts->show, "List the records of FILE.db (per task: trials, default, best, speedup)");
   cmd->add_option("--device", opts->device, "With --show: current (this machine's target) or all")
       ->check(CLI::IsMember({"current", "all"}));
@@ -109,7 +116,25 @@ void register_tune(CLI::App& app, CommandContext& ctx) {
     o.measure.timeout_seconds = opts->timeout;
     o.progress = &std::cerr;
     o.progress_tty = isatty(fileno(stderr)) != 0;
-    std::unique_ptr<tune::Measurer> measurer = tune::make_local_measurer();
+    std::unique_ptr<tune::Measurer> measurer;
+    if (opts->redis.empty()) {
+      measurer = tune::make_local_measurer();
+    } else {
+      tune::RedisOptions ro;
+      const size_t colon = opts->redis.rfind(':');
+      try {
+        if (colon == std::string::npos || colon == 0) throw std::invalid_argument("no port");
+        size_t used = 0;
+        ro.port = std::stoi(opts->redis.substr(colon + 1), &used);
+        if (used != opts->redis.size() - colon - 1 || ro.port <= 0 || ro.port > 65535) throw std::invalid_argument("port");
+      } catch (const std::exception&) {
+        throw UserError(UserErrorKind::kInvalidArgument, "--redis '" + opts->redis + "'", "is not HOST:PORT",
+                        "e.g. --redis 127.0.0.1:6379");
+      }
+      ro.host = opts->redis.substr(0, colon);
+      ro.prefix = opts->redis_prefix;
+      measurer = tune::make_redis_measurer(ro);
+    }
     std::cerr << "[tune] " << tasks.size() << " task(s) of " << what << " on "
               << target.str().substr(0, target.str().find(" -mattr")) << ", records "
               << opts->records << "\n";
