@@ -137,7 +137,7 @@ TEST_F(TunerTest, ResumeNeverRemeasures) {
   EXPECT_EQ(static_cast<int64_t>(seen.size()), first + 4);
 }
 
-// After the first `skip` jobs (the baselines), replaces every second job's artifact with a file
+// After the first `skip` jobs (the baselines, each measured twice), replaces every second job's artifact with a file
 // that is not an artifact.
 class BreakingMeasurer : public tune::Measurer {
  public:
@@ -169,7 +169,7 @@ TEST_F(TunerTest, FailedCandidateIsRecordedAndTuningGoesOn) {
   const std::vector<tune::TuningTask> tasks = tune::extract_tasks(tune_mlp(), co);
   const std::string junk = path("junk.so");
   std::ofstream(junk) << "not an artifact";
-  BreakingMeasurer m(junk, static_cast<int>(tasks.size()));
+  BreakingMeasurer m(junk, 2 * static_cast<int>(tasks.size()));  // each default is measured twice
   const int64_t trials = static_cast<int64_t>(tasks.size()) + 6;
   const tune::TuneReport r = tune::tune_tasks(tasks, target, quick(path("fail.db"), trials), m);
   EXPECT_EQ(r.trials, trials);

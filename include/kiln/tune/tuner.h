@@ -14,6 +14,9 @@
 //     its best ones; knobs apply_schedule rejects are skipped, never measured), ranked by the cost
 //     model (cost_model.h, one per task, refit after every batch) on the candidate's features;
 //     the top ones plus one random (epsilon-greedy) are built (candidate.h) and measured.
+//   - A default, and a candidate whose time would beat its task's best, is measured twice (in two
+//     batches) and recorded with the median of all its timed runs: one lucky median of a noisy
+//     machine does not make a winner.
 //   - Every measurement is added to the RecordDatabase as soon as it is made. A candidate is
 //     `verified` when its outputs (same seed as the default's) match the default's: floats within
 //     |a - b| <= atol + rtol |b| with rtol = 1e-4, atol = 1e-5 x max(1, max |default|) (the knobs
