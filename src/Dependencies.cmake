@@ -6,3 +6,18 @@
 find_package(Protobuf REQUIRED)
 find_package(ONNX CONFIG REQUIRED)
 target_link_libraries(kiln PRIVATE onnx_proto protobuf::libprotobuf)
+
+# Auto-tuning (src/tune/, issue 15): the records database is one SQLite file (Debian's
+# libsqlite3-dev) and the cost model is XGBoost's C API (Debian's libxgboost-dev 1.7.4; its CMake
+# package config is not relied on, the header and library are found directly). Both PRIVATE: only
+# src/tune/sqlite_db.cc and src/tune/cost_model_xgboost.cc include their headers.
+find_package(SQLite3 REQUIRED)
+target_link_libraries(kiln PRIVATE SQLite::SQLite3)
+find_path(KILN_XGBOOST_INCLUDE_DIR NAMES xgboost/c_api.h REQUIRED)
+find_library(KILN_XGBOOST_LIBRARY NAMES xgboost REQUIRED)
+target_include_directories(kiln PRIVATE "${KILN_XGBOOST_INCLUDE_DIR}")
+target_link_libraries(kiln PRIVATE "${KILN_XGBOOST_LIBRARY}")
+
+# Auto-tuning measurement (issue 15): kiln_tune_measure (src/tune_measure/, runtime-side, added from
+# the top-level CMakeLists.txt) is linked in for the tuner; its symbols stay internal to libkiln.
+target_link_libraries(kiln PRIVATE kiln_tune_measure)

@@ -6,18 +6,22 @@
 #include <filesystem>
 #include <iomanip>
 #include <map>
+#include <optional>
+#include <set>
 #include <sstream>
 #include <unordered_map>
 
 #include "kiln/codegen/llvm_module.h"
 #include "kiln/codegen/target.h"
 #include "kiln/driver/kernel_flops.h"
+#include "kiln/driver/kernel_group.h"
 #include "kiln/frontend/onnx.h"
 #include "kiln/pass/fused_call.h"
 #include "kiln/support/error.h"
 #include "kiln/support/logging.h"
 #include "kiln/topi/build.h"
 #include "kiln/topi/compute.h"
+#include "kiln/tune/records.h"
 
 namespace kiln::driver {
 namespace {
@@ -28,74 +32,7 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// A kernel-ready group: members referring to group inputs or earlier members, the group's input
-// types (call arguments, then the body's own constants), and its outputs.
-struct Group {
-  std::vector<topi::GroupMember> members;
-  std::vector<std::vector<ir::TensorType>> member_types;  // per member, its output types
-  std::vector<ir::TensorType> input_types;
-  std::vector<ir::NodePtr> body_constants;  // appended group inputs, in order
-  std::vector<topi::ValueRef> outputs;
-  std::string label;
-};
-
-// The group of a `fused` call (its body) or of any other call (the op alone).
-Group make_group(const ir::CallNode& call) {
-  Group g;
-  for (const ir::Value& a : call.args()) g.input_types.push_back(a.type());
-  if (!pass::is_fused_call(call)) {
-    topi::GroupMember m{call.op().name, {}, call.attrs()};
-    for (size_t i = 0; i < call.args().size(); ++i) m.inputs.push_back(topi::ValueRef::input(static_cast<int>(i)));
-    g.members.push_back(std::move(m));
-    g.member_types.push_back(call.output_types());
-    for (int k = 0; k < call.num_outputs(); ++k) g.outputs.push_back(topi::ValueRef::member(0, k));
-    g.label = call.op().name;
-    return g;
-  }
-  std::shared_ptr<const ir::Graph> body = pass::fused_body(call);
-  std::unordered_map<const ir::Node*, topi::ValueRef> refs;  // node -> ref of its output 0
-  std::unordered_map<const ir::Node*, int> member_index;
-  for (size_t i = 0; i < body->inputs().size(); ++i) refs[body->inputs()[i].get()] = topi::ValueRef::input(static_cast<int>(i));
-  auto ref_of = [&](const ir::Value& v) -> topi::ValueRef {
-    auto it = member_index.find(v.node.get());
-    if (it != member_index.end()) return topi::ValueRef::member(it->second, v.index);
-    auto r = refs.find(v.node.get());
-    KILN_ICHECK(r != refs.end()) << "fused body value not defined before use";
-    return r->second;
-  };
-  for (const ir::NodePtr& node : body->topo_order()) {
-    switch (node->kind()) {
-      case ir::NodeKind::kInput:
-        break;
-      case ir::NodeKind::kConstant: {
-        const int index = static_cast<int>(g.input_types.size());
-        g.input_types.push_back(node->as_constant().type());
-        g.body_constants.push_back(node);
-        refs[node.get()] = topi::ValueRef::input(index);
-        break;
-      }
-      case ir::NodeKind::kCall: {
-        const ir::CallNode& c = node->as_call();
-        topi::GroupMember m{c.op().name, {}, c.attrs()};
-        for (const ir::Value& a : c.args()) m.inputs.push_back(ref_of(a));
-        member_index[node.get()] = static_cast<int>(g.members.size());
-        g.members.push_back(std::move(m));
-        g.member_types.push_back(c.output_types());
-        break;
-      }
-    }
-  }
-  for (const ir::Value& v : body->outputs()) g.outputs.push_back(ref_of(v));
-  const ir::AttrValue* label = call.attrs().find("label");
-  g.label = label != nullptr ? call.attrs().get_string("label") : "fused";
-  return g;
-}
-
-std::string join_ops(const Group& g) {
-  std::string s;
-  for (const auto& m : g.members) s += (s.empty() ? "" : "+") + m.op;
-  return s;
-}
+using Group = KernelGroup;
 
 std::string symbol_safe(const std::string& s) {
   std::string out;
@@ -151,6 +88,12 @@ class Compiler {
     }
   }
 
+  void use_records(const tune::RecordDatabase* records, std::string device) {
+    records_ = records;
+    device_ = std::move(device);
+  }
+  int tuned = 0;  // kernels built from a record
+
   codegen::LLVMModule& module() { return module_; }
   ArtifactBuilder& builder() { return builder_; }
   double lower_seconds = 0;
@@ -179,6 +122,31 @@ class Compiler {
     return "kiln_" + symbol_safe(label) + "_" + std::to_string(next_symbol_++);
   }
 
+  // The group's kernel: with the best record's knobs when the records hold one for its signature
+  // on this device (a record the compute no longer accepts is logged and ignored), else the
+  // default schedule.
+  tir::PrimFunc build_kernel(const ir::CallNode& call, const Group& g, const std::string& symbol) {
+    topi::OpKernelOptions ko;
+    ko.kernel_name = symbol;
+    if (records_ != nullptr) {
+      if (std::optional<tune::TuningRecord> best = records_->best(kernel_group_signature(call, target_), device_)) {
+        topi::Knobs k;
+        for (const auto& [name, value] : best->knobs) k.set(name, value);
+        ko.knobs = k;
+        try {
+          tir::PrimFunc f = topi::build_group_kernel(g.members, g.input_types, g.outputs, target_, -1, ko);
+          ++tuned;
+          return f;
+        } catch (const Error& e) {
+          KILN_LOG(driver, kWarning) << "the tuning record of " << g.label << " (" << k.to_string()
+                                     << ") does not apply (" << e.what() << "); using the default schedule";
+          ko.knobs.reset();
+        }
+      }
+    }
+    return topi::build_group_kernel(g.members, g.input_types, g.outputs, target_, -1, ko);
+  }
+
   // Adds the kernel to the module; returns its floating-point operations per call (profiler).
   uint64_t add_prim(const tir::PrimFunc& f) {
     module_.add_prim_func(f);
@@ -188,7 +156,7 @@ class Compiler {
 
   void add_group(const ir::CallNode& call, std::vector<int32_t> args, const std::vector<int32_t>& outs,
                  CompileReport& report) {
-    const Group g = make_group(call);
+    const Group g = make_kernel_group(call);
     for (const auto& m : g.members) {
       if (topi::ComputeRegistry::global().find(m.op) == nullptr) {
         throw UserError(UserErrorKind::kUnsupported, "operator '" + m.op + "'",
@@ -199,7 +167,7 @@ class Compiler {
     for (const ir::NodePtr& c : g.body_constants) args.push_back(constant_of(c));
     std::vector<int32_t> kernel_args = args;
     kernel_args.insert(kernel_args.end(), outs.begin(), outs.end());
-    const std::string ops = join_ops(g);
+    const std::string ops = join_member_ops(g);
 
     // One kernel for the group (shared by identical fused bodies).
     std::string key;
@@ -217,9 +185,7 @@ class Compiler {
       const std::string symbol = new_symbol(g.label);
       const auto start = Clock::now();
       try {
-        topi::OpKernelOptions ko;
-        ko.kernel_name = symbol;
-        tir::PrimFunc f = topi::build_group_kernel(g.members, g.input_types, g.outputs, target_, -1, ko);
+        tir::PrimFunc f = build_kernel(call, g, symbol);
         lower_seconds += seconds_since(start);
         const uint64_t flops = add_prim(f);
         if (!key.empty()) kernel_cache_[key] = symbol;
@@ -238,9 +204,7 @@ class Compiler {
       // A group of one is its op kernel; force_split changes nothing.
       const std::string symbol = new_symbol(g.label);
       const auto start = Clock::now();
-      topi::OpKernelOptions ko;
-      ko.kernel_name = symbol;
-      tir::PrimFunc f = topi::build_group_kernel(g.members, g.input_types, g.outputs, target_, -1, ko);
+      tir::PrimFunc f = build_kernel(call, g, symbol);
       lower_seconds += seconds_since(start);
       const uint64_t flops = add_prim(f);
       if (!key.empty()) kernel_cache_[key] = symbol;
@@ -313,7 +277,23 @@ class Compiler {
   std::unordered_map<std::string, std::string> kernel_cache_;
   std::unordered_map<std::string, uint64_t> flops_of_symbol_;  // per kernel symbol, per call
   int next_symbol_ = 0;
+  const tune::RecordDatabase* records_ = nullptr;
+  std::string device_;
 };
+
+// Which other devices a records file holds records for (they are never applied here).
+std::string other_devices_note(const tune::RecordDatabase& db, const std::string& device) {
+  const int64_t n = db.count_other_devices(device);
+  if (n == 0) return "";
+  std::set<std::string> others;
+  for (const tune::TuningRecord& r : db.all()) {
+    if (r.device != device) others.insert(r.device);
+  }
+  std::string list;
+  for (const std::string& d : others) list += (list.empty() ? "" : "; ") + d;
+  return std::to_string(n) + " record(s) in " + db.path() + " are for another device (" + list +
+         ") and were ignored; this device is " + device + " (tune on this machine with kiln tune)";
+}
 
 std::string human_bytes(uint64_t b) {
   std::ostringstream os;
@@ -330,6 +310,24 @@ std::string human_bytes(uint64_t b) {
 
 }  // namespace
 
+pass::PipelineResult run_compile_passes(const ir::Graph& graph, const CompileOptions& options,
+                                        const codegen::Target& target) {
+  pass::PassOptions po;
+  po.opt_level = options.opt_level;
+  po.layout_block = std::max(1, target.vector_lanes(32));
+  po.dump_ir_after = options.dump_ir_after;
+  po.dump_stream = options.dump_stream;
+  po.disabled_passes = options.disabled_passes;
+  return pass::run_pipeline(graph, po);
+}
+
+ir::Graph import_onnx_for_compile(const std::string& model_path, const CompileOptions& options) {
+  frontend::OnnxImportOptions io;
+  io.input_shapes = options.input_shapes;
+  io.constant_inputs = options.constant_inputs;
+  return frontend::import_onnx(model_path, io);
+}
+
 CompileReport compile_graph(const ir::Graph& graph, const std::string& out_path, const CompileOptions& options) {
   CompileReport report;
   const codegen::Target target = codegen::parse_target(options.target);
@@ -337,19 +335,25 @@ CompileReport compile_graph(const ir::Graph& graph, const std::string& out_path,
   report.output_path = out_path;
 
   auto start = Clock::now();
-  pass::PassOptions po;
-  po.opt_level = options.opt_level;
-  po.layout_block = std::max(1, target.vector_lanes(32));
-  po.dump_ir_after = options.dump_ir_after;
-  po.dump_stream = options.dump_stream;
-  po.disabled_passes = options.disabled_passes;
-  report.pipeline = pass::run_pipeline(graph, po);
+  report.pipeline = run_compile_passes(graph, options, target);
   report.phase_seconds.emplace_back("passes", seconds_since(start));
 
   start = Clock::now();
   Compiler compiler(target, options);
+  std::optional<tune::RecordDatabase> records;
+  if (!options.records.empty()) {
+    records = tune::RecordDatabase::open(options.records, tune::RecordDatabase::Mode::kReadOnly);
+    const std::string device = tune::DeviceKey::of(target).str();
+    compiler.use_records(&*records, device);
+    report.records_path = options.records;
+    report.records_note = other_devices_note(*records, device);
+    if (!report.records_note.empty()) {
+      KILN_LOG(driver, kWarning) << report.records_note;
+    }
+  }
   compiler.run(report.pipeline.graph, report);
   report.distinct_kernels = compiler.distinct;
+  report.tuned_kernels = compiler.tuned;
   report.phase_seconds.emplace_back("lower (topi + tir)", compiler.lower_seconds);
   const double to_tir = seconds_since(start);
 
@@ -375,10 +379,7 @@ CompileReport compile_graph(const ir::Graph& graph, const std::string& out_path,
 
 CompileReport compile_onnx(const std::string& model_path, const std::string& out_path, const CompileOptions& options) {
   const auto start = Clock::now();
-  frontend::OnnxImportOptions io;
-  io.input_shapes = options.input_shapes;
-  io.constant_inputs = options.constant_inputs;
-  ir::Graph graph = frontend::import_onnx(model_path, io);
+  ir::Graph graph = import_onnx_for_compile(model_path, options);
   const double import_s = seconds_since(start);
   CompileOptions o = options;
   if (o.artifact.producer.empty()) o.artifact.producer = std::filesystem::path(model_path).filename().string();
@@ -400,6 +401,10 @@ std::string CompileReport::summary() const {
   if (!split_groups.empty()) {
     os << "split into per-op kernels (" << split_groups.size() << " group(s)):\n";
     for (const std::string& s : split_groups) os << "  " << s << "\n";
+  }
+  if (!records_path.empty()) {
+    os << "tuned: " << tuned_kernels << " of " << distinct_kernels << " kernels (records " << records_path << ")\n";
+    if (!records_note.empty()) os << "  " << records_note << "\n";
   }
   os << "memory: intermediates planned " << human_bytes(artifact.planned_bytes) << " vs naive "
      << human_bytes(artifact.naive_bytes) << "; weights " << human_bytes(artifact.weights_bytes) << "\n";

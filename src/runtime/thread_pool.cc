@@ -16,6 +16,11 @@
 //     thread: the pool is busy with the outer loop, and waiting for it would deadlock.
 //   - Changing the thread count stops the workers (between loops) and starts the new number at the
 //     next loop. Changing it from inside a body is refused (it would wait for its own loop).
+//   - fork(): a child has none of the parent's workers (only the forking thread is copied). The
+//     pool's pthread_atfork handlers hold both locks across fork() (so no loop and no sleeper is
+//     mid-way), and in the child forget the workers (their handles leak, never joined) and start
+//     fresh locks and condition variables: the child starts its own workers at its first loop
+//     (the tuner's measuring child, src/tune_measure/, relies on this).
 // Handoff (issue 6): a model issues 60-200 loops per inference, so waking workers through a
 // condition variable on every loop (tens of microseconds each) is too slow. A worker that has
 // finished a chunk spins on the generation word (pause instruction, clock checked every 64 spins)
@@ -25,6 +30,8 @@
 // seq_cst, so a wake-up is never lost). The caller waits for the workers the same way: spin, then
 // sleep. No allocation happens per loop or chunk: the job lives in the pool, and the last-error
 // message is saved and restored only when the thread has one, in reused storage.
+#include <pthread.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -32,6 +39,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
+#include <new>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -186,7 +194,36 @@ class ThreadPool {
   }
 
  private:
-  ThreadPool() : num_threads_(initial_thread_count()), cores_(hardware_threads()) {}
+  ThreadPool() : num_threads_(initial_thread_count()), cores_(hardware_threads()) {
+    ::pthread_atfork(&ThreadPool::before_fork, &ThreadPool::after_fork_parent, &ThreadPool::after_fork_child);
+  }
+
+  // fork() from inside a parallel body keeps the locks as they are (the loop cannot finish in the
+  // child anyway); any other fork() waits for the running loop.
+  static thread_local bool t_fork_locked;
+  static void before_fork() {
+    t_fork_locked = t_parallel_depth == 0;
+    if (!t_fork_locked) return;
+    global().run_mutex_.lock();
+    global().mutex_.lock();
+  }
+  static void after_fork_parent() {
+    if (!t_fork_locked) return;
+    global().mutex_.unlock();
+    global().run_mutex_.unlock();
+  }
+  static void after_fork_child() {
+    ThreadPool& p = global();
+    new std::vector<std::thread>(std::move(p.workers_));  // leaked: the threads do not exist here
+    p.workers_.clear();
+    p.sleepers_.store(0);
+    p.caller_sleeping_.store(false);
+    p.stopping_.store(false);
+    new (&p.work_cv_) std::condition_variable();  // waiters of the parent's threads are gone
+    new (&p.done_cv_) std::condition_variable();
+    new (&p.mutex_) std::mutex();
+    new (&p.run_mutex_) std::mutex();
+  }
 
   static int fail(const std::string& error) {
     set_last_error(error);
@@ -374,6 +411,8 @@ class ThreadPool {
   std::condition_variable done_cv_;
   std::string first_error_;
 };
+
+thread_local bool ThreadPool::t_fork_locked = false;
 
 }  // namespace
 

@@ -76,15 +76,15 @@ tir::PrimFunc build_op_kernel(const std::string& op, const std::vector<ir::Tenso
   return tir::lower(s, args, options.kernel_name.empty() ? "topi_" + op : options.kernel_name);
 }
 
-tir::PrimFunc build_group_kernel(const std::vector<GroupMember>& members, const std::vector<ir::TensorType>& inputs,
-                                 const std::vector<ValueRef>& outputs, const codegen::Target& target, int anchor,
-                                 const OpKernelOptions& options) {
+GroupCompute group_compute(const std::vector<GroupMember>& members, const std::vector<ir::TensorType>& inputs,
+                           const std::vector<ValueRef>& outputs, const codegen::Target& target, int anchor) {
   auto fail = [](const std::string& reason) {
     throw UserError(UserErrorKind::kInvalidArgument, "fused group", reason, "");
   };
   if (members.empty() || outputs.empty()) fail("has no members or no outputs");
   const LayoutHints hints = layout_hints(target);
-  std::vector<tir::Tensor> placeholders;
+  GroupCompute gc;
+  std::vector<tir::Tensor>& placeholders = gc.placeholders;
   for (size_t i = 0; i < inputs.size(); ++i) {
     placeholders.push_back(tir::placeholder(inputs[i].shape, inputs[i].dtype, "in" + std::to_string(i)));
   }
@@ -121,19 +121,32 @@ tir::PrimFunc build_group_kernel(const std::vector<GroupMember>& members, const 
     }
   }
   if (static_cast<size_t>(anchor) >= members.size()) fail("anchor " + std::to_string(anchor) + " is not a member");
-  ComputeResult group = results[static_cast<size_t>(anchor)];
-  group.outputs.clear();
-  for (const ValueRef& ref : outputs) group.outputs.push_back(resolve(ref, members.size()));
-  const Knobs knobs = options.knobs ? *options.knobs : default_knobs(group, target);
-  tir::Schedule s(group.outputs);
-  apply_schedule(s, group, knobs);
-  std::vector<tir::Tensor> args = placeholders;
-  for (const tir::Tensor& t : group.outputs) {
-    for (const tir::Tensor& a : args) {
+  gc.anchor = anchor;
+  gc.result = results[static_cast<size_t>(anchor)];
+  gc.result.outputs.clear();
+  for (const ValueRef& ref : outputs) gc.result.outputs.push_back(resolve(ref, members.size()));
+  for (const tir::Tensor& t : gc.result.outputs) {
+    for (const tir::Tensor& a : placeholders) {
       if (a.same_as(t)) fail("lists an output twice or a group input as an output");
     }
-    args.push_back(t);
   }
+  for (size_t i = 0; i < gc.result.outputs.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (gc.result.outputs[i].same_as(gc.result.outputs[j])) fail("lists an output twice or a group input as an output");
+    }
+  }
+  return gc;
+}
+
+tir::PrimFunc build_group_kernel(const std::vector<GroupMember>& members, const std::vector<ir::TensorType>& inputs,
+                                 const std::vector<ValueRef>& outputs, const codegen::Target& target, int anchor,
+                                 const OpKernelOptions& options) {
+  const GroupCompute gc = group_compute(members, inputs, outputs, target, anchor);
+  const Knobs knobs = options.knobs ? *options.knobs : default_knobs(gc.result, target);
+  tir::Schedule s(gc.result.outputs);
+  apply_schedule(s, gc.result, knobs);
+  std::vector<tir::Tensor> args = gc.placeholders;
+  for (const tir::Tensor& t : gc.result.outputs) args.push_back(t);
   std::string name = options.kernel_name;
   if (name.empty()) {
     name = "topi_fused";

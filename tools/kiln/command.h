@@ -16,11 +16,13 @@ struct CommandContext {
 };
 
 void register_doctor(CLI::App& app, CommandContext& ctx);
+void register_tune_worker(CLI::App& app, CommandContext& ctx);
 void register_ir(CLI::App& app, CommandContext& ctx);
 void register_run(CLI::App& app, CommandContext& ctx);
 void register_inspect(CLI::App& app, CommandContext& ctx);
 void register_compile(CLI::App& app, CommandContext& ctx);
 void register_quantize(CLI::App& app, CommandContext& ctx);
+void register_tune(CLI::App& app, CommandContext& ctx);
 
 }  // namespace kiln::cli
 

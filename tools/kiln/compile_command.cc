@@ -1,5 +1,5 @@
 // `kiln compile MODEL.onnx -o OUT.so [--target T] [-O N] [--input-shape NAME:D0,D1,...] [--bind NAME=FILE.npy]
-//  [--dump-ir-after=PASS|all] [--quantize int8 --calibration ... (the options of kiln quantize)]`
+//  [--dump-ir-after=PASS|all] [--records FILE.db] [--quantize int8 --calibration ... (the options of kiln quantize)]`
 // (or `--example NAME` instead of MODEL): builds one artifact and prints what it did
 // (src/driver/compile.cc, docs/compile.md). With --quantize int8 the model is first quantized
 // into OUT's stem + .int8.onnx (quantize_command.cc, docs/int8.md) and that model is compiled.
@@ -34,6 +34,7 @@ void register_compile(CLI::App& app, CommandContext& ctx) {
     std::vector<std::string> disabled_passes;
     std::string quantize;
     QuantizeCliOptions q;
+    std::string records;
   };
   auto opts = std::make_shared<Options>();
   auto* model_opt = cmd->add_option("model", opts->model, "ONNX model file");
@@ -52,6 +53,8 @@ void register_compile(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("--quantize", opts->quantize, "Quantize first (int8: kiln quantize into OUT_STEM.int8.onnx, then compile that)")
       ->check(CLI::IsMember({"int8"}));
   add_quantize_options(cmd, &opts->q);
+  cmd->add_option("--records", opts->records,
+                  "Tuning records (kiln tune, docs/tuning.md): build each kernel with its best record for this device");
   cmd->callback([opts, &ctx] {
     if (opts->model.empty() && opts->example.empty()) {
       throw UserError(UserErrorKind::kInvalidArgument, "kiln compile", "no model given",
@@ -62,6 +65,7 @@ void register_compile(CLI::App& app, CommandContext& ctx) {
     options.opt_level = opts->opt_level;
     options.dump_ir_after = opts->dump_ir_after;
     options.disabled_passes = opts->disabled_passes;
+    options.records = opts->records;
     for (const auto& spec : opts->input_shapes) frontend::parse_input_shape_option(spec, &options.input_shapes);
     for (const auto& spec : opts->binds) frontend::parse_bind_option(spec, &options.constant_inputs);
     driver::CompileReport report;

@@ -70,11 +70,13 @@ int main(int argc, char** argv) {
 
   kiln::cli::CommandContext ctx;
   kiln::cli::register_doctor(app, ctx);
+  kiln::cli::register_tune_worker(app, ctx);
   kiln::cli::register_ir(app, ctx);
   kiln::cli::register_run(app, ctx);
   kiln::cli::register_inspect(app, ctx);
   kiln::cli::register_compile(app, ctx);
   kiln::cli::register_quantize(app, ctx);
+  kiln::cli::register_tune(app, ctx);
 
   try {
     app.parse(argc, argv);

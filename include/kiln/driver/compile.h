@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "kiln/codegen/target.h"
 #include "kiln/driver/artifact.h"
 #include "kiln/ir/graph.h"
 #include "kiln/ir/ndarray.h"
@@ -39,6 +40,10 @@ struct CompileOptions {
   std::ostream* dump_stream = nullptr;            // std::cerr when null
   std::vector<std::string> disabled_passes;
   bool force_split = false;  // tests: build every group as per-op kernels (the fallback path)
+  // A tuning-records database (kiln tune, docs/tuning.md): each kernel whose signature has a best
+  // record for this target's device is built with that record's knobs; others keep the default
+  // schedules. Records of other devices are ignored with one warning that counts them.
+  std::string records;
   ArtifactOptions artifact;
 };
 
@@ -56,6 +61,9 @@ struct CompileReport {
   int distinct_kernels = 0;                 // symbols in the object code
   std::vector<std::string> split_groups;    // labels of groups built as per-op kernels, with why
   ArtifactSummary artifact;
+  std::string records_path;                 // CompileOptions::records
+  int tuned_kernels = 0;                    // distinct kernels built from a record
+  std::string records_note;                 // records of other devices, ignored (empty: none)
   std::vector<std::pair<std::string, double>> phase_seconds;  // import, passes, lower, codegen, write
   // The human-readable account `kiln compile` prints.
   std::string summary() const;
@@ -63,6 +71,14 @@ struct CompileReport {
 
 // Compiles `graph` into an artifact at `out_path`.
 CompileReport compile_graph(const ir::Graph& graph, const std::string& out_path, const CompileOptions& options);
+
+// The pass pipeline exactly as compile_graph runs it for `options` on `target` (shared with the
+// auto-tuner's task extraction, tune/task.h).
+pass::PipelineResult run_compile_passes(const ir::Graph& graph, const CompileOptions& options,
+                                        const codegen::Target& target);
+
+// The ONNX import exactly as compile_onnx does it (options.input_shapes, constant_inputs).
+ir::Graph import_onnx_for_compile(const std::string& model_path, const CompileOptions& options);
 
 // Imports the ONNX model at `model_path` (with options.input_shapes and options.constant_inputs)
 // and compiles it.

@@ -60,6 +60,18 @@ struct GroupMember {
   ir::Attrs attrs;
 };
 
+// The group's computes chained, without a schedule: the anchor's ComputeResult (its parts,
+// template and layout) with the group's outputs as its outputs, the placeholders of the group
+// inputs, and the anchor's member index. What build_group_kernel schedules; what the auto-tuner
+// derives a search space from (knob_space.h). Same UserErrors as build_group_kernel.
+struct GroupCompute {
+  ComputeResult result;
+  std::vector<tir::Tensor> placeholders;
+  int anchor = 0;
+};
+GroupCompute group_compute(const std::vector<GroupMember>& members, const std::vector<ir::TensorType>& inputs,
+                           const std::vector<ValueRef>& outputs, const codegen::Target& target, int anchor = -1);
+
 // anchor: the member whose schedule template the kernel uses; -1 picks the first member whose
 // template is not injective (or the last member when all are injective). UserError
 // (kInvalidArgument) for references to later members, unknown outputs, or an empty group.
