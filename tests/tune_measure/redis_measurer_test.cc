@@ -123,7 +123,8 @@ class RedisMeasure : public ::testing::Test {
     return o;
   }
 
-  pid_t start_worker(const std::string& name, const std::vector<std::string>& env = {}) {
+  pid_t start_worker(const std::string& name, std::vector<std::string> env = {}) {
+    env.push_back("TMPDIR=" + testing::test_dir());  // a killed worker's candidate file goes with the test dir
     const pid_t pid = spawn({KILN_TUNE_WORKER_PATH, "--redis", "127.0.0.1:" + std::to_string(port_), "--prefix", "test",
                              "--name", name},
                             env, log_of(name));
