@@ -19,5 +19,5 @@ target_include_directories(kiln PRIVATE "${KILN_XGBOOST_INCLUDE_DIR}")
 target_link_libraries(kiln PRIVATE "${KILN_XGBOOST_LIBRARY}")
 
 # Auto-tuning measurement (issue 15): kiln_tune_measure (src/tune_measure/, runtime-side, added from
-# the top-level CMakeLists.txt) is linked in for the tuner; its symbols stay internal to libkiln.
-target_link_libraries(kiln PRIVATE kiln_tune_measure)
+# the top-level CMakeLists.txt) is built into libkiln there, as object files plus the tuner side of
+# the Redis measurer, and links hiredis PRIVATE.

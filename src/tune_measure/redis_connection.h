@@ -57,6 +57,11 @@ std::map<std::string, std::string> fields(const redisReply* r);
 // ---- The protocol ------------------------------------------------------------------------
 inline std::string jobs_key(const std::string& prefix) { return prefix + ":jobs"; }
 inline std::string workers_key(const std::string& prefix) { return prefix + ":workers"; }
+// Hash: job entry id -> hold_ms, the time a worker may hold that job before it counts as dead. Kept
+// out of the job entry so a worker checking pending jobs never re-reads their artifact bytes.
+inline std::string holds_key(const std::string& prefix) { return prefix + ":holds"; }
+// The hold time of a job whose holds entry is missing (its tuner died between XADD and HSET).
+inline constexpr int64_t kDefaultHoldMs = 600000;
 inline std::string results_key(const std::string& prefix, const std::string& tuner) {
   return prefix + ":results:" + tuner;
 }

@@ -44,7 +44,11 @@ std::vector<std::string> this_cpu_features() {
 class Worker {
  public:
   explicit Worker(const WorkerOptions& o)
-      : o_(o), conn_(o.host, o.port, 5), jobs_(redis::jobs_key(o.prefix)), features_(this_cpu_features()) {
+      : o_(o),
+        conn_(o.host, o.port, 5),
+        jobs_(redis::jobs_key(o.prefix)),
+        holds_(redis::holds_key(o.prefix)),
+        features_(this_cpu_features()) {
     info_.name = o.name.empty() ? host_name() + "-" + std::to_string(::getpid()) : o.name;
     info_.host = host_name();
     info_.pid = ::getpid();
@@ -110,25 +114,23 @@ class Worker {
   }
 
   // A job held by a worker that died: pending longer than its hold time (the job's measurement
-  // timeout plus a margin, set by the tuner). XCLAIM with that minimum idle time is atomic, so
-  // of several workers that try, one gets it.
+  // timeout plus a margin, set by the tuner in <prefix>:holds). XCLAIM with that minimum idle time
+  // is atomic, so of several workers that try, one gets it.
   bool reclaim_one() {
-    redis::Reply p = conn_.checked({"XPENDING", jobs_, redis::kGroup, "IDLE", "1000", "-", "+", "16"});
+    redis::Reply p = conn_.checked({"XPENDING", jobs_, redis::kGroup, "IDLE", "1000", "-", "+", "128"});
+    if (p->elements == 0) return false;
+    std::vector<std::string> hmget = {"HMGET", holds_};
+    for (size_t i = 0; i < p->elements; ++i) hmget.push_back(redis::text(p->element[i]->element[0]));
+    redis::Reply holds = conn_.checked(hmget);
     for (size_t i = 0; i < p->elements; ++i) {
       const redisReply* e = p->element[i];
       const std::string id = redis::text(e->element[0]);
       const int64_t idle_ms = e->element[2]->integer, deliveries = e->element[3]->integer;
-      redis::Reply range = conn_.checked({"XRANGE", jobs_, id, id});
-      if (range->elements == 0) {  // the tuner gave up on it and deleted it
-        conn_.command({"XACK", jobs_, redis::kGroup, id});
-        continue;
-      }
-      const auto f = redis::fields(range->element[0]->element[1]);
-      const auto hold = f.find("hold_ms");
-      const int64_t hold_ms = hold == f.end() ? 60000 : std::atoll(hold->second.c_str());
+      const std::string hold = redis::text(holds->element[i]);
+      const int64_t hold_ms = hold.empty() ? redis::kDefaultHoldMs : std::atoll(hold.c_str());
       if (idle_ms < hold_ms) continue;
       redis::Reply c = conn_.checked({"XCLAIM", jobs_, redis::kGroup, info_.name, std::to_string(hold_ms), id});
-      if (c->elements == 0 || c->element[0]->type != REDIS_REPLY_ARRAY) continue;  // another worker won
+      if (c->elements == 0 || c->element[0]->type != REDIS_REPLY_ARRAY) continue;  // another worker won, or deleted
       std::cerr << "kiln-tune-worker " << info_.name << ": re-delivered job " << id << " (held " << idle_ms
                 << " ms by " << redis::text(e->element[1]) << ", delivery " << deliveries + 1 << ")\n";
       handle(id, redis::fields(c->element[0]->element[1]), static_cast<int>(deliveries + 1));
@@ -184,6 +186,7 @@ class Worker {
   void handle(const std::string& entry_id, const std::map<std::string, std::string>& f, int deliveries) {
     if (f.count("id") == 0 || f.count("reply") == 0) {  // deleted (the tuner gave up) or not a job
       conn_.command({"XACK", jobs_, redis::kGroup, entry_id});
+      conn_.command({"HDEL", holds_, entry_id});
       return;
     }
     MeasureResult r = measure_job(f, deliveries);
@@ -194,6 +197,7 @@ class Worker {
     conn_.command({"EXPIRE", reply, std::to_string(redis::kReplyExpirySeconds)});
     conn_.checked({"XACK", jobs_, redis::kGroup, entry_id});
     conn_.command({"XDEL", jobs_, entry_id});  // the artifact's bytes are not kept
+    conn_.command({"HDEL", holds_, entry_id});
     std::cerr << "kiln-tune-worker " << info_.name << ": job " << r.id << ": "
               << (r.ok ? std::to_string(r.seconds * 1e3) + " ms" : "failed: " + r.error) << "\n";
   }
@@ -201,6 +205,7 @@ class Worker {
   WorkerOptions o_;
   redis::Connection conn_;
   std::string jobs_;
+  std::string holds_;
   std::vector<std::string> features_;
   redis::WorkerInfo info_;
   std::atomic<bool> stop_heartbeat_{false};

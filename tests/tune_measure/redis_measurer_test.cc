@@ -123,7 +123,8 @@ class RedisMeasure : public ::testing::Test {
     return o;
   }
 
-  pid_t start_worker(const std::string& name, const std::vector<std::string>& env = {}) {
+  pid_t start_worker(const std::string& name, std::vector<std::string> env = {}) {
+    env.push_back("TMPDIR=" + testing::test_dir());  // a killed worker's candidate file goes with the test dir
     const pid_t pid = spawn({KILN_TUNE_WORKER_PATH, "--redis", "127.0.0.1:" + std::to_string(port_), "--prefix", "test",
                              "--name", name},
                             env, log_of(name));
@@ -220,8 +221,9 @@ TEST_F(RedisMeasure, KilledWorkersJobIsRedeliveredAndAnswered) {
 TEST_F(RedisMeasure, JobDeliveredTooOftenIsAnsweredFailed) {
   redis::Connection c("127.0.0.1", port_, 1);
   c.checked({"XGROUP", "CREATE", "test:jobs", redis::kGroup, "0", "MKSTREAM"});
-  c.checked({"XADD", "test:jobs", "*", "id", "doomed", "reply", "test:results:t", "artifact", "x", "options", "",
-             "features", "", "hold_ms", "0"});
+  redis::Reply added = c.checked({"XADD", "test:jobs", "*", "id", "doomed", "reply", "test:results:t", "artifact", "x",
+                                  "options", "", "features", ""});
+  c.checked({"HSET", "test:holds", redis::text(added.get()), "0"});
   // Four deliveries to workers that "died": a read and three claims by consumers that never answer.
   c.checked({"XREADGROUP", "GROUP", redis::kGroup, "ghost1", "COUNT", "1", "STREAMS", "test:jobs", ">"});
   redis::Reply p = c.checked({"XPENDING", "test:jobs", redis::kGroup, "-", "+", "1"});
@@ -250,7 +252,7 @@ TEST_F(RedisMeasure, WorkerLackingACpuFeatureAnswersFailed) {
   std::ifstream in(testing::tiny_artifact(), std::ios::binary);
   const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   c.checked({"XADD", "test:jobs", "*", "id", "needs-avx2", "reply", "test:results:t", "artifact", bytes, "options",
-             wire::encode_options(quick()), "features", "avx2", "hold_ms", "60000"});
+             wire::encode_options(quick()), "features", "avx2"});
   redis::Reply r;
   for (int i = 0; i < 100; ++i) {
     r = c.checked({"XREAD", "BLOCK", "100", "STREAMS", "test:results:t", "0-0"});

@@ -8,9 +8,10 @@
 //
 // Contract (beyond Measurer's):
 //   - One stream entry per job on <prefix>:jobs: the artifact's bytes, the options, the CPU
-//     features the artifact requires, the time a worker may hold it (hold_ms = the measurement's
-//     timeout_seconds + reclaim_margin_seconds) and this measurer's reply stream
-//     <prefix>:results:<tuner-id>, read with XREAD BLOCK. Results come back in job order.
+//     features the artifact requires and this measurer's reply stream <prefix>:results:<tuner-id>,
+//     read with XREAD BLOCK; and the time a worker may hold it (hold_ms = the measurement's
+//     timeout_seconds + reclaim_margin_seconds) in the hash <prefix>:holds. Results come back in
+//     job order.
 //   - A job held past hold_ms (its worker died) is re-delivered to another worker; one delivered
 //     more than 3 times comes back failed. A job with no answer while no result at all has arrived
 //     for job_timeout_seconds is a result with ok = false, "no worker answered within N s"

@@ -106,6 +106,7 @@ class RedisMeasurer final : public Measurer {
         if (answered[i]) continue;
         results[i] = failed(jobs[i].id, "no worker answered within " + seconds_text(timeout) + " s");
         conn_.command({"XDEL", redis::jobs_key(o_.prefix), entry_of[i]});  // withdrawn
+        conn_.command({"HDEL", redis::holds_key(o_.prefix), entry_of[i]});
       }
     });
     return results;
@@ -207,9 +208,10 @@ class RedisMeasurer final : public Measurer {
     (*index_of)[wire_id] = index;
     const auto hold_ms = static_cast<int64_t>(hold_seconds(job.options) * 1000);
     redis::Reply r = conn_.checked({"XADD", redis::jobs_key(o_.prefix), "*", "id", wire_id, "reply", reply_, "artifact",
-                                    bytes, "options", wire::encode_options(job.options), "features", csv, "hold_ms",
-                                    std::to_string(hold_ms)});
-    return redis::text(r.get());
+                                    bytes, "options", wire::encode_options(job.options), "features", csv});
+    const std::string entry = redis::text(r.get());
+    conn_.checked({"HSET", redis::holds_key(o_.prefix), entry, std::to_string(hold_ms)});
+    return entry;
   }
 
   // Reads the reply stream until every job is answered or no result has come for the job timeout.
