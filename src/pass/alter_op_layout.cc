@@ -146,6 +146,22 @@ class LayoutAlterer : public ir::GraphMutator {
   // its outputs sums at least this many products (input channels x kernel taps).
   static constexpr int64_t kReblockMinReduction = 256;
 
+  // Whether a (groups 1) conv of `m` outputs that feeds only grouped convs of one-vector group
+  // blocks takes two-vector blocks instead (see rewrite_conv), which the grouped conv re-blocks
+  // in its packing stage at a cost per element of the result: when its reduction (terms per
+  // output) is at least kReblockMinReduction, or half of that when its one-vector blocks are odd
+  // in number. An odd count leaves the register tile one block wide (a tile's blocks divide the
+  // count): one weight vector and a broadcast per FMA, load-bound. RegNetY's 1x1 208 -> 440 at
+  // 14x14 (55 blocks of 8): 924 -> 561 us per call with 28 blocks of 16, its grouped conv
+  // 173 -> 225 us; its 1x1 104 -> 104 at 28x28 (13 blocks) gained 20 us and cost its grouped
+  // conv 108 us, so the reduction still bounds the rule.
+  bool reblocks_to_two_vectors(int64_t m, int64_t reduction) const {
+    const int64_t two = 2 * block_;
+    if (reduction >= kReblockMinReduction) return padded_block(m) == two;
+    const bool odd_blocks = (round_up(m, block_) / block_) % 2 == 1;
+    return odd_blocks && 2 * reduction >= kReblockMinReduction && (round_up(m, two) - m) * 4 <= m;
+  }
+
   // Grouped convs (not depthwise) take blocks inside their groups, which padded channels or a
   // block that does not divide the group width would not match (the input would be re-blocked).
   // So the calls whose results meet such a conv's data or result through elementwise ops (classes of values
@@ -304,8 +320,8 @@ class LayoutAlterer : public ir::GraphMutator {
       if (group_block < block_) {
         ob = channel_block(m);
       } else if (group_block < 2 * block_ && groups == 1 && !joins_grouped_result_.count(&node) &&
-                 padded_block(m) == 2 * block_ && w.shape[1] * w.shape[2] * w.shape[3] >= kReblockMinReduction) {
-        ob = padded_block(m);
+                 reblocks_to_two_vectors(m, w.shape[1] * w.shape[2] * w.shape[3])) {
+        ob = 2 * block_;
       } else {
         ob = group_block;
       }
