@@ -149,17 +149,19 @@ class LayoutAlterer : public ir::GraphMutator {
   // Whether a (groups 1) conv of `m` outputs that feeds only grouped convs of one-vector group
   // blocks takes two-vector blocks instead (see rewrite_conv), which the grouped conv re-blocks
   // in its packing stage at a cost per element of the result: when its reduction (terms per
-  // output) is at least kReblockMinReduction, or half of that when its one-vector blocks are odd
-  // in number. An odd count leaves the register tile one block wide (a tile's blocks divide the
-  // count): one weight vector and a broadcast per FMA, load-bound. RegNetY's 1x1 208 -> 440 at
-  // 14x14 (55 blocks of 8): 924 -> 561 us per call with 28 blocks of 16, its grouped conv
-  // 173 -> 225 us; its 1x1 104 -> 104 at 28x28 (13 blocks) gained 20 us and cost its grouped
-  // conv 108 us, so the reduction still bounds the rule.
+  // output) is at least kReblockMinReduction; or, padding m by at most 1/4, when it is at least
+  // half that or its one-vector blocks are odd in number. An odd count leaves the register tile
+  // one block wide (a tile's blocks divide the count): a weight vector and a broadcast per FMA,
+  // load-bound. RegNetY, 1 thread, kernel times per call: 1x1 208 -> 440 at 14x14 (55 blocks of
+  // 8) 924 -> 561 us, its grouped conv 173 -> 126-225 us; the stage-2 and stage-3 feeders (13
+  // blocks, 104 x 1 taps; 26 blocks, 208) with their grouped convs -10 to -18%. Short
+  // reductions with even counts keep one vector (1x1 32 -> 48 at 112x112 ran at 84%).
   bool reblocks_to_two_vectors(int64_t m, int64_t reduction) const {
     const int64_t two = 2 * block_;
     if (reduction >= kReblockMinReduction) return padded_block(m) == two;
+    if ((round_up(m, two) - m) * 4 > m) return false;
     const bool odd_blocks = (round_up(m, block_) / block_) % 2 == 1;
-    return odd_blocks && 2 * reduction >= kReblockMinReduction && (round_up(m, two) - m) * 4 <= m;
+    return odd_blocks || 2 * reduction >= kReblockMinReduction;
   }
 
   // Grouped convs (not depthwise) take blocks inside their groups, which padded channels or a
