@@ -16,8 +16,9 @@
 //     that no block straddles two groups; the values that meet a grouped conv's input or result
 //     through elementwise ops are never padded and take the group width's block when it is at
 //     least b, except a (groups 1) conv result that meets grouped convs only as their input when
-//     the group block is one vector: it takes padded_block (two vectors), and the grouped conv
-//     re-blocks it in its packing stage (RegNet's 1x1 convs before the grouped 3x3s).
+//     the group block is one vector and reblocks_to_two_vectors holds (a long reduction, or an odd
+//     count of one-vector blocks): it takes two vectors, and the grouped conv re-blocks it in its
+//     packing stage (RegNet's 1x1 convs before the grouped 3x3s).
 //     A grouped conv whose group output count has no divisor of a vector or more (34 = 2 x 17)
 //     pads each group's outputs to a multiple of the vector when that adds at most 1/4 (zero
 //     weight rows and bias per group); its NCHW view drops them (reshape, slice, reshape).
@@ -306,9 +307,8 @@ class LayoutAlterer : public ir::GraphMutator {
     const Blocked* in = blocked_source(args[0]);
     int64_t xb = in ? in->block : padded_block(c);
     // Feeding a grouped conv: the group width's block when it is two vectors; when it is one
-    // vector, two vectors (padded_block) if this result only feeds grouped convs (it meets no
-    // grouped conv's result through elementwise ops), they need at most the usual padding and
-    // this conv's reduction is long (>= kReblockMinReduction terms per output): the grouped conv
+    // vector, two vectors if this result only feeds grouped convs (it meets no grouped conv's
+    // result through elementwise ops) and reblocks_to_two_vectors holds: the grouped conv
     // re-blocks it in its packing stage (FuseOps puts the transform there), which then costs
     // far less than a one-vector register tile here (RegNetY's 1x1 440 -> 440 at 7x7: 46% of
     // peak with 8 lanes, 66-73% with 16; its 1x1 32 -> 48 at 112x112 ran at 84% with 8 lanes and
