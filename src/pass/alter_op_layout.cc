@@ -16,8 +16,9 @@
 //     that no block straddles two groups; the values that meet a grouped conv's input or result
 //     through elementwise ops are never padded and take the group width's block when it is at
 //     least b, except a (groups 1) conv result that meets grouped convs only as their input when
-//     the group block is one vector: it takes padded_block (two vectors), and the grouped conv
-//     re-blocks it in its packing stage (RegNet's 1x1 convs before the grouped 3x3s).
+//     the group block is one vector and reblocks_to_two_vectors holds (a long reduction, or an odd
+//     count of one-vector blocks): it takes two vectors, and the grouped conv re-blocks it in its
+//     packing stage (RegNet's 1x1 convs before the grouped 3x3s).
 //     A grouped conv whose group output count has no divisor of a vector or more (34 = 2 x 17)
 //     pads each group's outputs to a multiple of the vector when that adds at most 1/4 (zero
 //     weight rows and bias per group); its NCHW view drops them (reshape, slice, reshape).
@@ -145,6 +146,24 @@ class LayoutAlterer : public ir::GraphMutator {
   // A conv feeding grouped convs takes two-vector blocks (re-blocked by them) only when each of
   // its outputs sums at least this many products (input channels x kernel taps).
   static constexpr int64_t kReblockMinReduction = 256;
+
+  // Whether a (groups 1) conv of `m` outputs that feeds only grouped convs of one-vector group
+  // blocks takes two-vector blocks instead (see rewrite_conv), which the grouped conv re-blocks
+  // in its packing stage at a cost per element of the result: when its reduction (terms per
+  // output) is at least kReblockMinReduction; or, padding m by at most 1/4, when it is at least
+  // half that or its one-vector blocks are odd in number. An odd count leaves the register tile
+  // one block wide (a tile's blocks divide the count): a weight vector and a broadcast per FMA,
+  // load-bound. RegNetY, 1 thread, kernel times per call: 1x1 208 -> 440 at 14x14 (55 blocks of
+  // 8) 924 -> 561 us, its grouped conv 173 -> 126-225 us; the stage-2 and stage-3 feeders (13
+  // blocks, 104 x 1 taps; 26 blocks, 208) with their grouped convs -10 to -18%. Short
+  // reductions with even counts keep one vector (1x1 32 -> 48 at 112x112 ran at 84%).
+  bool reblocks_to_two_vectors(int64_t m, int64_t reduction) const {
+    const int64_t two = 2 * block_;
+    if (reduction >= kReblockMinReduction) return padded_block(m) == two;
+    if ((round_up(m, two) - m) * 4 > m) return false;
+    const bool odd_blocks = (round_up(m, block_) / block_) % 2 == 1;
+    return odd_blocks || 2 * reduction >= kReblockMinReduction;
+  }
 
   // Grouped convs (not depthwise) take blocks inside their groups, which padded channels or a
   // block that does not divide the group width would not match (the input would be re-blocked).
@@ -288,9 +307,8 @@ class LayoutAlterer : public ir::GraphMutator {
     const Blocked* in = blocked_source(args[0]);
     int64_t xb = in ? in->block : padded_block(c);
     // Feeding a grouped conv: the group width's block when it is two vectors; when it is one
-    // vector, two vectors (padded_block) if this result only feeds grouped convs (it meets no
-    // grouped conv's result through elementwise ops), they need at most the usual padding and
-    // this conv's reduction is long (>= kReblockMinReduction terms per output): the grouped conv
+    // vector, two vectors if this result only feeds grouped convs (it meets no grouped conv's
+    // result through elementwise ops) and reblocks_to_two_vectors holds: the grouped conv
     // re-blocks it in its packing stage (FuseOps puts the transform there), which then costs
     // far less than a one-vector register tile here (RegNetY's 1x1 440 -> 440 at 7x7: 46% of
     // peak with 8 lanes, 66-73% with 16; its 1x1 32 -> 48 at 112x112 ran at 84% with 8 lanes and
@@ -304,8 +322,8 @@ class LayoutAlterer : public ir::GraphMutator {
       if (group_block < block_) {
         ob = channel_block(m);
       } else if (group_block < 2 * block_ && groups == 1 && !joins_grouped_result_.count(&node) &&
-                 padded_block(m) == 2 * block_ && w.shape[1] * w.shape[2] * w.shape[3] >= kReblockMinReduction) {
-        ob = padded_block(m);
+                 reblocks_to_two_vectors(m, w.shape[1] * w.shape[2] * w.shape[3])) {
+        ob = 2 * block_;
       } else {
         ob = group_block;
       }

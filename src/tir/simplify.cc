@@ -3,6 +3,7 @@
 #include "kiln/tir/simplify.h"
 
 #include <cmath>
+#include <numeric>
 
 #include "kiln/support/error.h"
 #include "kiln/tir/ir_mutator.h"
@@ -398,6 +399,15 @@ class Simplifier : public IRMutator {
       const Type t = r->base.type();
       Expr base_mod = mutate(FloorMod::make(r->base, make_int(c, t)));
       Interval bm = bound(base_mod);
+      // A base whose terms' coefficients share a factor g with c has residues r + g * j mod c
+      // (r = its constant mod g), at most c - g + r: x * 8 + ramp(0, 1, 8) stays in one period
+      // of 16 (a channel block of 8 inside a block of 16), which the interval [0, 15] misses.
+      if (bm.has_hi() && bm.lo >= 0) {
+        const Linear l = to_linear(r->base);
+        int64_t g = c;
+        for (const auto& term : l.terms) g = std::gcd(g, term.coeff < 0 ? -term.coeff : term.coeff);
+        if (g > 1) bm.hi = std::min(bm.hi, c - g + floor_mod(l.constant, g));
+      }
       if (bm.has_hi() && bm.lo >= 0 && bm.hi + s * (n - 1) < c) {
         if (div) return Broadcast::make(mutate(FloorDiv::make(r->base, make_int(c, t))), n);
         return ramp(base_mod, r->stride, n);

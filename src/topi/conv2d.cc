@@ -224,6 +224,7 @@ ComputeResult conv2d_nchwc_impl(const Tensor& x, bool blocked, const Tensor& w_p
   tile_shape.out_width = ow;
   tile_shape.vectors_per_block = std::max<int64_t>(1, ob / hints.vector_lanes_f32);
   tile_shape.weight_block_bytes = ob * cb * kh * kw * icb * static_cast<int64_t>(ir::dtype_size(w_packed.dtype()));
+  tile_shape.blocks_per_group = groups > 1 ? oc_blocks_per_group : 0;
   const bool flat = oh > 1 && conv2d_flatten_pixels(tile_shape, hints.num_vector_regs);
   auto product = [&](const Expr& n, const Expr& mo, const Expr& h, const Expr& w, const Expr& o) {
     const Expr cblock = groups == 1 ? Expr(rco) : tir::floordiv(mo, Expr(oc_blocks_per_group)) * cb + Expr(rco);
@@ -258,6 +259,8 @@ ComputeResult conv2d_nchwc_impl(const Tensor& x, bool blocked, const Tensor& w_p
   if (!copy_free) r.parts["pack_x"] = xp;
   r.layout["oc_block"] = ob;
   r.layout["ic_block"] = icb;
+  // Grouped: the register tile's channel blocks must lie in one group (default_knobs).
+  if (groups > 1) r.layout["oc_blocks_per_group"] = oc_blocks_per_group;
   return r;
 }
 

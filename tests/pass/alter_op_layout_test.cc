@@ -204,27 +204,32 @@ TEST(AlterOpLayout, ValuesMeetingGroupedConvsAreNotPadded) {
   // no padding. conv(200) only feeds the grouped conv: with a long reduction (32 input channels x
   // 9 taps >= 256) its result takes two vectors (208, block 16) as it would alone, and the
   // grouped conv re-blocks it to 8 (crop and transform, which FuseOps puts in the grouped conv's
-  // packing stage): one padded conv. With a short one (8 x 9) re-blocking would cost more than
-  // it saves: block 8, no padding. The same graph without the grouped conv pads that conv.
-  for (const int64_t in_channels : {32, 8}) {
-    const bool reblocked = in_channels == 32;
+  // packing stage): one padded conv. The same graph without the grouped conv pads that conv.
+  // A shorter one re-blocks too when it is at least half that (16 x 9 = 144) or the one-vector
+  // blocks are odd in number (200 = 25 x 8: a one-block register tile), not with an even count
+  // (192 = 24 x 8) and 8 x 9 terms.
+  for (const auto& [in_channels, m, reblocked] : std::vector<std::tuple<int64_t, int64_t, bool>>{
+           {32, 200, true}, {8, 200, true}, {16, 192, true}, {8, 192, false}}) {
     NodePtr x = make_input("x", {DType::kF32, {1, in_channels, 6, 6}});
-    Value c1 = make_call("relu", {conv(x->output(), 200, 1)}, {})->output();
-    Value g = conv(c1, 200, 2, 25);
+    Value c1 = make_call("relu", {conv(x->output(), m, 1)}, {})->output();
+    Value g = conv(c1, m, 2, m / 8);
     Value pooled = make_call("global_avg_pool", {g}, {})->output();
-    Value scale = make_call(
-                      "sigmoid",
-                      {make_call("conv2d", {pooled, random_constant("e", {200, 200, 1, 1}, 3)->output()}, {})->output()},
-                      {})
-                      ->output();
+    Value scale =
+        make_call("sigmoid",
+                  {make_call("conv2d", {pooled, random_constant("e", {m, m, 1, 1}, 3)->output()}, {})->output()}, {})
+            ->output();
     Value y = conv(make_call("mul", {g, scale}, {})->output(), 16, 4);
     Graph before({x}, {y}, {"y"});
     PipelineResult r = run_passes(before, {"AlterOpLayout", "FoldConstant"}, block(8));
-    EXPECT_EQ(r.stat("AlterOpLayout", "convs_padded"), reblocked ? 1 : 0) << graph_to_text(r.graph);
-    EXPECT_EQ(r.stat("AlterOpLayout", "layout_transforms"), reblocked ? 4 : 2) << graph_to_text(r.graph);
-    EXPECT_TRUE(same_results(before, r.graph, 1e-6));
+    const std::string what = std::to_string(in_channels) + " -> " + std::to_string(m) + "\n" + graph_to_text(r.graph);
+    // Re-blocked: a crop through NCHW when padded (200 -> 208), else one 16c -> 8c transform.
+    const bool padded = reblocked && m % 16 != 0;
+    EXPECT_EQ(r.stat("AlterOpLayout", "convs_padded"), padded ? 1 : 0) << what;
+    EXPECT_EQ(r.stat("AlterOpLayout", "layout_transforms"), padded ? 4 : reblocked ? 3 : 2) << what;
+    EXPECT_TRUE(same_results(before, r.graph, 1e-6)) << what;
     Graph ungrouped({x}, {conv(c1, 16, 5)}, {"y"});
-    EXPECT_EQ(run_passes(ungrouped, {"AlterOpLayout"}, block(8)).stat("AlterOpLayout", "convs_padded"), 1);
+    EXPECT_EQ(run_passes(ungrouped, {"AlterOpLayout"}, block(8)).stat("AlterOpLayout", "convs_padded"),
+              m % 16 == 0 ? 0 : 1);
   }
 }
 

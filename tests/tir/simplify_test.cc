@@ -106,6 +106,13 @@ TEST_F(SimplifyTest, VectorIndicesStayRamps) {
   Expr idx = Ramp::make(i * 16 + 8, make_int(1), 8);
   check(floordiv(idx, Broadcast::make(make_int(16), 8)), Broadcast::make(i, 8));
   check(floormod(idx, Broadcast::make(make_int(16), 8)), Ramp::make(make_int(8), make_int(1), 8));
+  // A ramp over a multiple of 8 stays inside one 16-block too (residue 0 or 8): re-blocking
+  // NCHW16c to NCHW8c reads whole vectors, not gathers. Off by one lane it may straddle: kept.
+  Expr half = Ramp::make(i * 8, make_int(1), 8);
+  check(floordiv(half, Broadcast::make(make_int(16), 8)), Broadcast::make(floordiv(i * 8, make_int(16)), 8));
+  check(floormod(half, Broadcast::make(make_int(16), 8)), Ramp::make(floormod(i * 8, make_int(16)), make_int(1), 8));
+  Expr straddle = floordiv(Ramp::make(i * 8 + 1, make_int(1), 8), Broadcast::make(make_int(16), 8));
+  EXPECT_EQ(simplify(straddle, bounds).as<Broadcast>(), nullptr);
 }
 
 TEST_F(SimplifyTest, StatementsDropDecidedGuardsAndTrivialLoops) {

@@ -184,9 +184,36 @@ TEST(TopiNchwc, GroupedConvShapes) {
       {{2, 6, 7, 7, 2}, {3, 2, 1, 1, 2, 2}, 3, {1, 1}, {0, 0, 0, 0}},  // 1x1, batch 2, 3 groups of 4 -> 2
       {{1, 2, 9, 9, 8}, {4, 1, 3, 3, 4, 4}, 4},                        // input block 8, weights' ib 4 (re-packed)
       {{1, 2, 5, 5, 8}, {2, 1, 3, 3, 4, 8}, 4, {1, 1}, {1, 1, 1, 1}, false},  // straddling: generic path
+      {{1, 13, 7, 9, 8}, {13, 1, 3, 3, 8, 8}, 13},                     // RegNet-like: 13 groups of 8, one block each
+      {{1, 6, 6, 5, 8}, {6, 2, 3, 3, 8, 8}, 3, {2, 1}},                // 3 groups of 16 in blocks of 8, stride (2, 1)
   };
   for (const Grouped& g : cases) {
     check_op({"conv2d_nchwc", grouped_inputs(g), grouped_attrs(g), {}, sum_tol(g.w[1] * g.w[4] * g.w[2] * g.w[3])});
+  }
+}
+
+// A register tile's output blocks share their broadcast input values only inside one group: the
+// default tile of a grouped conv takes a block count that divides the blocks per group (one
+// block for RegNet's groups of 8 in blocks of 8, where 2 blocks x 5 columns spilled), however
+// many groups; groups 1 may take several.
+TEST(TopiNchwc, GroupedConvTilesStayInsideAGroup) {
+  const codegen::Target target = codegen::parse_target("llvm -mcpu=znver3");
+  for (const auto& [g, blocks_per_group] : std::vector<std::pair<Grouped, int64_t>>{
+           {{{1, 26, 14, 14, 8}, {26, 1, 3, 3, 8, 8}, 26}, 1},
+           {{{1, 12, 14, 14, 8}, {12, 2, 3, 3, 8, 8}, 6}, 2},
+           {{{1, 12, 14, 14, 8}, {12, 12, 3, 3, 8, 8}, 1}, 0}}) {
+    std::vector<tir::Tensor> in;
+    for (const auto& t : grouped_inputs(g)) in.push_back(tir::placeholder(t.shape, t.dtype, "x"));
+    const ComputeResult r = compute_op("conv2d_nchwc", in, grouped_attrs(g), layout_hints(target));
+    const Knobs k = default_knobs(r, target);
+    const std::string what = std::to_string(g.groups) + " groups";
+    if (blocks_per_group > 0) {
+      EXPECT_EQ(k.get("oc_blocks_per_group"), blocks_per_group) << what;
+      EXPECT_EQ(blocks_per_group % k.get("oc_tile"), 0) << what;
+    } else {
+      EXPECT_FALSE(k.has("oc_blocks_per_group")) << what;
+      EXPECT_GT(k.get("oc_tile"), 1) << what;  // 12 blocks of one input: several per tile
+    }
   }
 }
 

@@ -65,6 +65,9 @@ Knobs default_knobs(const ComputeResult& result, const codegen::Target& target);
 // `num_vector_regs` vector registers.
 struct ConvTileShape {
   int64_t oc_blocks = 1, out_height = 1, out_width = 1, vectors_per_block = 1, weight_block_bytes = 0;
+  // Grouped convolutions: output blocks per group. The blocks of one tile share their input
+  // (broadcast) values only inside a group, so a tile's block count must divide it. 0: groups 1.
+  int64_t blocks_per_group = 0;
 };
 struct ConvTile {
   int64_t oc_tile = 1, tile_oh = 1, tile_ow = 1;
