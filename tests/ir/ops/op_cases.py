@@ -627,6 +627,7 @@ def build_cases():
     import op_cases_quant
     op_cases_quant.add_cases(case, rng)
     op_cases_quant.add_int8_conv_cases(case, rng)
+    op_cases_quant.add_int8_depthwise_cases(case, rng)
 
     return CASES
 

@@ -325,6 +325,7 @@ TEST(OpRegistryContents, EveryOperatorIsComplete) {
       {"requantize", OpPattern::kBroadcast}, {"qnn_conv2d", OpPattern::kOutEWiseFusable},
       {"qnn_matmul", OpPattern::kOutEWiseFusable}, {"int8_pack_conv_weights", OpPattern::kInjective},
       {"int8_conv_weight_sums", OpPattern::kCommReduce}, {"int8_conv2d", OpPattern::kOpaque},
+      {"int8_pack_depthwise_weights", OpPattern::kInjective}, {"int8_depthwise_conv2d", OpPattern::kOpaque},
   };
   for (const auto& [name, pattern] : contract) {
     const OpDef* op = OpRegistry::global().find(name);
