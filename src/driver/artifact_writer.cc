@@ -14,6 +14,7 @@
 #include "driver/shell_command.h"
 #include "kiln/driver/artifact.h"
 #include "kiln/driver/doctor.h"
+#include "kiln/driver/kernel_flops.h"
 #include "kiln/driver/memory_plan.h"
 #include "kiln/runtime/artifact_checksum.h"
 #include "kiln/runtime/c_api.h"
@@ -163,7 +164,7 @@ int32_t ArtifactBuilder::add_intermediate(const std::string& name, ir::DType dty
 }
 
 void ArtifactBuilder::add_kernel(const std::string& symbol, const std::string& fused_ops,
-                                 const std::vector<int32_t>& args, uint64_t flops) {
+                                 const std::vector<int32_t>& args, uint64_t flops, artifact::OpKind op_kind) {
   if (symbol.empty()) throw UserError(UserErrorKind::kInvalidArgument, "add_kernel", "empty kernel symbol");
   for (int32_t a : args) {
     if (a < 0 || a >= static_cast<int32_t>(plan_.tensors.size())) {
@@ -171,7 +172,13 @@ void ArtifactBuilder::add_kernel(const std::string& symbol, const std::string& f
                       "argument refers to tensor " + std::to_string(a) + ", which does not exist");
     }
   }
-  plan_.kernels.push_back(artifact::KernelCall{symbol, fused_ops, args, flops});
+  plan_.kernels.push_back(artifact::KernelCall{symbol, fused_ops, args, flops, op_kind});
+}
+
+void ArtifactBuilder::add_kernel(const std::string& symbol, const std::string& fused_ops,
+                                 const std::vector<int32_t>& args, const KernelFlops& work) {
+  if (work.int8_ops > 0) add_kernel(symbol, fused_ops, args, work.int8_ops, artifact::OpKind::kInt8);
+  else add_kernel(symbol, fused_ops, args, work.flops);
 }
 
 void ArtifactBuilder::add_object(std::vector<char> object_code) {

@@ -147,11 +147,12 @@ class Compiler {
     return topi::build_group_kernel(g.members, g.input_types, g.outputs, target_, -1, ko);
   }
 
-  // Adds the kernel to the module; returns its floating-point operations per call (profiler).
-  uint64_t add_prim(const tir::PrimFunc& f) {
+  // Adds the kernel to the module; returns its operations per call (profiler: f32 flops, or int8
+  // ops for an int8 kernel).
+  KernelFlops add_prim(const tir::PrimFunc& f) {
     module_.add_prim_func(f);
     ++distinct;
-    return flops_of_symbol_[f->name] = count_kernel_flops(f).flops;
+    return flops_of_symbol_[f->name] = count_kernel_flops(f);
   }
 
   void add_group(const ir::CallNode& call, std::vector<int32_t> args, const std::vector<int32_t>& outs,
@@ -187,7 +188,7 @@ class Compiler {
       try {
         tir::PrimFunc f = build_kernel(call, g, symbol);
         lower_seconds += seconds_since(start);
-        const uint64_t flops = add_prim(f);
+        const KernelFlops flops = add_prim(f);
         if (!key.empty()) kernel_cache_[key] = symbol;
         builder_.add_kernel(symbol, ops, kernel_args, flops);
         report.kernel_calls.push_back({symbol, ops, false});
@@ -206,7 +207,7 @@ class Compiler {
       const auto start = Clock::now();
       tir::PrimFunc f = build_kernel(call, g, symbol);
       lower_seconds += seconds_since(start);
-      const uint64_t flops = add_prim(f);
+      const KernelFlops flops = add_prim(f);
       if (!key.empty()) kernel_cache_[key] = symbol;
       builder_.add_kernel(symbol, ops, kernel_args, flops);
       report.kernel_calls.push_back({symbol, ops, false});
@@ -255,7 +256,7 @@ class Compiler {
       ko.kernel_name = symbol;
       tir::PrimFunc f = topi::build_op_kernel(member.op, in_types, member.attrs, target_, ko);
       lower_seconds += seconds_since(start);
-      const uint64_t flops = add_prim(f);
+      const KernelFlops flops = add_prim(f);
       builder_.add_kernel(symbol, member.op, kargs, flops);
       report.kernel_calls.push_back({symbol, member.op, true});
     }
@@ -275,7 +276,7 @@ class Compiler {
   ArtifactBuilder builder_;
   std::map<std::pair<const ir::Node*, int>, int32_t> tensors_;
   std::unordered_map<std::string, std::string> kernel_cache_;
-  std::unordered_map<std::string, uint64_t> flops_of_symbol_;  // per kernel symbol, per call
+  std::unordered_map<std::string, KernelFlops> flops_of_symbol_;  // per kernel symbol, per call
   int next_symbol_ = 0;
   const tune::RecordDatabase* records_ = nullptr;
   std::string device_;

@@ -13,6 +13,7 @@ using namespace kiln::tir;
 class FlopCounter : public IRVisitor {
  public:
   double flops = 0;  // double: products of extents may exceed 2^64 only in absurd kernels
+  double int8_ops = 0;
   bool exact = true;
 
  protected:
@@ -49,14 +50,26 @@ class FlopCounter : public IRVisitor {
   }
   KILN_FLOP_BINARY(Add)
   KILN_FLOP_BINARY(Sub)
-  KILN_FLOP_BINARY(Mul)
   KILN_FLOP_BINARY(Div)
   KILN_FLOP_BINARY(Min)
   KILN_FLOP_BINARY(Max)
 #undef KILN_FLOP_BINARY
 
+  // A 16-bit multiply is the int8 kernels' widened u8 x s8 product (the depthwise form): one
+  // multiply-add, 2 int8 ops per lane.
+  void visit(const Mul* op) override {
+    count(op->type, 1);
+    if (op->type.dtype == DType::kI16) int8_ops += scale_ * 2 * op->type.lanes;
+    IRVisitor::visit(op);
+  }
+
+  // The byte dot product: 4 u8 x s8 multiply-adds per i32 lane, 8 int8 ops.
   void visit(const Call* op) override {
-    count(op->type, op->op == CallOp::kFma ? 2 : 1);
+    if (is_dot_op(op->op)) {
+      int8_ops += scale_ * 8 * op->type.lanes;
+    } else {
+      count(op->type, op->op == CallOp::kFma ? 2 : 1);
+    }
     IRVisitor::visit(op);
   }
 
@@ -74,6 +87,7 @@ KernelFlops count_kernel_flops(const tir::PrimFunc& func) {
   if (func.defined() && func->body.defined()) counter.visit_stmt(func->body);
   KernelFlops result;
   result.flops = static_cast<uint64_t>(std::min(counter.flops, 1.8e19));
+  result.int8_ops = static_cast<uint64_t>(std::min(counter.int8_ops, 1.8e19));
   result.exact = counter.exact;
   return result;
 }

@@ -240,9 +240,8 @@ struct ErrorSums {
   double cosine() const { return ff > 0 && qq > 0 ? fq / std::sqrt(ff * qq) : (dd == 0 ? 1.0 : 0.0); }
 };
 
-}  // namespace
-
-QuantizeReport quantize_model(const QuantizeOptions& o) {
+// One quantization: selection, calibration, parameters, the written model and its error report.
+QuantizeReport quantize_once(const QuantizeOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
   const qdq::ModelFacts f = qdq::read_model_facts(o.model_path);
   if (f.opset < 13) {
@@ -436,6 +435,38 @@ QuantizeReport quantize_model(const QuantizeOptions& o) {
   report.report_samples = k_samples;
   report.total_seconds = seconds_since(t0);
   return report;
+}
+
+}  // namespace
+
+// With auto_skip, the layers the error report flags are kept in f32 and the model is quantized
+// again (calibration included: the QDQ pairs around a skipped layer change); the second report
+// is the one returned, with a note per skipped layer.
+QuantizeReport quantize_model(const QuantizeOptions& o) {
+  if (o.auto_skip && (o.report_samples <= 0 || o.calibration.empty())) {
+    throw UserError(UserErrorKind::kInvalidArgument, "--auto-skip",
+                    "needs the per-layer error report, which runs on calibration samples",
+                    "give --calibration and --report-samples of at least 1 (the default is 4)");
+  }
+  QuantizeReport first = quantize_once(o);
+  if (!o.auto_skip) return first;
+  QuantizeOptions again = o;
+  std::vector<std::string> notes;
+  for (const LayerError& e : first.layers) {
+    if (!e.flagged) continue;
+    again.skip.push_back(e.node);
+    std::ostringstream note;
+    note << e.op_type << " " << e.node << ": kept in f32 (--auto-skip: it added " << e.added
+         << " relative L2 error, above --error-threshold " << o.error_threshold << ")";
+    notes.push_back(note.str());
+  }
+  if (notes.empty()) return first;
+  if (o.progress) *o.progress << "--auto-skip: quantizing again with " << notes.size() << " layer(s) kept in f32\n";
+  again.auto_skip = false;
+  QuantizeReport second = quantize_once(again);
+  second.notes.insert(second.notes.end(), notes.begin(), notes.end());
+  second.total_seconds += first.total_seconds;
+  return second;
 }
 
 std::string QuantizeReport::summary() const {

@@ -17,9 +17,14 @@
 //   - narrow = 1 when every weight is in [-64, 64] (topi::int8::weights_fit_narrow): the AVX2
 //     single-vpmaddubsw form; otherwise the exact two-step form. Results are identical.
 // Numerics: bit-exact to the rewritten ops (the op reference in src/ir/ops/int8_conv.cc).
-// Anything else (depthwise/grouped, i8 activations, weight zero points, i8/i16 outputs) is left
-// to the generic integer kernels. Stats: "int8_conv2d", "narrow", "transforms_skipped",
-// "blocked_elementwise", "pools_blocked".
+//   - depthwise convolutions (groups = C = M, weights [C, 1, KH, KW]) under the same conditions
+//     become int8_depthwise_conv2d(x', int8_pack_depthwise_weights(w), sums, bias, scale) on
+//     u8 NCHW{b}c (b = 16, else 8, dividing C): x' is the producer's blocked value when its block
+//     is b, else layout_transform(x, NCHW -> NCHW{b}c). MobileNet's expand -> depthwise ->
+//     project chain thus stays blocked.
+// Anything else (grouped with 1 < groups < C, channel multipliers, i8 activations, weight zero
+// points, i8/i16 outputs) is left to the generic integer kernels. Stats: "int8_conv2d",
+// "int8_depthwise_conv2d", "narrow", "transforms_skipped", "blocked_elementwise", "pools_blocked".
 #include <optional>
 #include <unordered_set>
 
@@ -68,9 +73,10 @@ class Int8Rewriter : public ir::GraphMutator {
     const ir::NDArray *wc = constant_of(w), *xzp = constant_of(ca[2]), *wzp = constant_of(ca[3]);
     const ir::NDArray *xs = constant_of(args[1]), *ys = constant_of(args[2]), *yzp = constant_of(args[3]);
     const ir::NDArray* bias = args.size() > 4 ? constant_of(args[4]) : nullptr;
-    const int64_t m = w.type().shape[0];
+    const int64_t m = w.type().shape[0], c = x.type().shape[1], groups = conv.attrs().get_int("groups");
+    const bool depthwise = groups == c && groups == m && groups > 1 && w.type().shape[1] == 1;
     if (!wc || !xzp || !wzp || !xs || !ys || !yzp || (args.size() > 4 && !bias) || x.type().dtype != DType::kU8 ||
-        w.type().dtype != DType::kI8 || yzp->dtype() != DType::kU8 || conv.attrs().get_int("groups") != 1 ||
+        w.type().dtype != DType::kI8 || yzp->dtype() != DType::kU8 || (groups != 1 && !depthwise) ||
         out_block(m) == 0 || ys->numel() != 1 || yzp->numel() != 1) {
       return rebuild_call(node, args);
     }
@@ -92,6 +98,18 @@ class Int8Rewriter : public ir::GraphMutator {
       scale.mutable_data<float>()[i] = x_scale[i] / y_scale;
       b.mutable_data<int32_t>()[i] = bias ? bias->data<int32_t>()[bias->numel() == 1 ? 0 : i] : 0;
     }
+    const Value sums = ir::make_call("int8_conv_weight_sums", {w}, {})->output();
+    const Value bias_c = ir::make_constant(names_.fresh("int8_bias"), b)->output();
+    const Value scale_c = ir::make_constant(names_.fresh("int8_scale"), scale)->output();
+    Attrs attrs;
+    attrs.set("strides", conv.attrs().get_ints("strides"))
+        .set("pads", conv.attrs().get_ints("pads"))
+        .set("dilations", conv.attrs().get_ints("dilations"))
+        .set("x_zero_point", int64_t{xzp->data<uint8_t>()[0]})
+        .set("y_zero_point", int64_t{yzp->data<uint8_t>()[0]})
+        .set("clamp_min", node.attrs().get_int("clamp_min"))
+        .set("clamp_max", node.attrs().get_int("clamp_max"));
+    if (depthwise) return {rewrite_depthwise(conv, x, w, sums, bias_c, scale_c, attrs)};
     // Consecutive int8 convolutions: read the producer's blocked output in place.
     Value xin = x;
     if (const std::optional<Value> src = blocked_source(x)) {
@@ -100,19 +118,7 @@ class Int8Rewriter : public ir::GraphMutator {
     }
     const bool narrow = topi::int8::weights_fit_narrow(wc->data<int8_t>().data(), wc->numel());
     const Value packed = ir::make_call("int8_pack_conv_weights", {w}, Attrs().set("ob", out_block(m)))->output();
-    const Value sums = ir::make_call("int8_conv_weight_sums", {w}, {})->output();
-    const Value bias_c = ir::make_constant(names_.fresh("int8_bias"), b)->output();
-    const Value scale_c = ir::make_constant(names_.fresh("int8_scale"), scale)->output();
-    Attrs attrs;
-    attrs.set("strides", conv.attrs().get_ints("strides"))
-        .set("pads", conv.attrs().get_ints("pads"))
-        .set("dilations", conv.attrs().get_ints("dilations"))
-        .set("channels", x.type().shape[1])
-        .set("x_zero_point", int64_t{xzp->data<uint8_t>()[0]})
-        .set("y_zero_point", int64_t{yzp->data<uint8_t>()[0]})
-        .set("clamp_min", node.attrs().get_int("clamp_min"))
-        .set("clamp_max", node.attrs().get_int("clamp_max"))
-        .set("narrow", int64_t{narrow ? 1 : 0});
+    attrs.set("channels", c).set("narrow", int64_t{narrow ? 1 : 0});
     const Value y = ir::make_call("int8_conv2d", {xin, packed, sums, bias_c, scale_c}, attrs, conv.name())->output();
     ++ctx_.stat("int8_conv2d");
     if (narrow) ++ctx_.stat("narrow");
@@ -120,6 +126,26 @@ class Int8Rewriter : public ir::GraphMutator {
   }
 
  private:
+  // groups = C = M: int8_depthwise_conv2d on NCHW{b}c, b = out_block(C). The input is read in
+  // place when it is the view of a blocked value with that block, else moved to NCHW{b}c.
+  Value rewrite_depthwise(const ir::CallNode& conv, const Value& x, const Value& w, const Value& sums, const Value& bias,
+                          const Value& scale, const Attrs& attrs) {
+    const int64_t block = out_block(w.type().shape[0]);
+    Value xin;
+    if (const std::optional<Value> src = blocked_source(x); src && src->type().shape[4] == block) {
+      xin = *src;
+      ++ctx_.stat("transforms_skipped");
+    } else {
+      xin = ir::make_call("layout_transform", {x},
+                          Attrs().set("src_layout", std::string("NCHW")).set("dst_layout", "NCHW" + std::to_string(block) + "c"))
+                ->output();
+    }
+    const Value packed = ir::make_call("int8_pack_depthwise_weights", {w}, Attrs().set("b", block))->output();
+    const Value y = ir::make_call("int8_depthwise_conv2d", {xin, packed, sums, bias, scale}, attrs, conv.name())->output();
+    ++ctx_.stat("int8_depthwise_conv2d");
+    return plain_view(y);
+  }
+
   // The NCHW view of a blocked [N, C/b, H, W, b] value.
   Value plain_view(const Value& blocked) {
     made_.insert(blocked.node.get());

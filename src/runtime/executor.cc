@@ -224,8 +224,9 @@ void Executor::set_profiling(bool enabled) {
   for (auto& p : profile_) p = KernelProfile{};
 }
 
-std::string Executor::profile_report(double peak_gflops, double bandwidth_gbps) const {
-  return format_profile_report(module_->plan(), profile_, profiled_runs_, MachineCeilings{peak_gflops, bandwidth_gbps});
+std::string Executor::profile_report(double peak_gflops, double bandwidth_gbps, double int8_peak_gops) const {
+  return format_profile_report(module_->plan(), profile_, profiled_runs_,
+                               MachineCeilings{peak_gflops, bandwidth_gbps, int8_peak_gops});
 }
 
 }  // namespace kiln::runtime

@@ -52,8 +52,9 @@ class Executor {
   // % and cumulative % of the total, calls per run, time per call, GFLOP/s from the compiler's
   // flop count, % of `peak_gflops` (the machine's peak for the threads used; 0: unknown, the
   // column shows "-"), GB/s over the bytes of its arguments and % of the roofline with its flag
-  // (needs `bandwidth_gbps` too; see profile_report.h); then totals.
-  std::string profile_report(double peak_gflops = 0, double bandwidth_gbps = 0) const;
+  // (needs `bandwidth_gbps` too; see profile_report.h); then totals. Int8 kernels: GOP/s and %
+  // of `int8_peak_gops`.
+  std::string profile_report(double peak_gflops = 0, double bandwidth_gbps = 0, double int8_peak_gops = 0) const;
 
  private:
   void check_value(const char* what, int32_t index, const artifact::TensorSpec& spec,

@@ -320,12 +320,14 @@ std::string describe_artifact(const std::string& path) {
     o << "  (";
     for (size_t j = 0; j < call.args.size(); ++j) o << (j ? ", " : "") << p.tensors[call.args[j]].name;
     o << ")";
-    if (call.flops != 0) o << "  " << call.flops << " flop";
+    const bool int8_ops = call.op_kind == artifact::OpKind::kInt8;
+    if (call.flops != 0) o << "  " << call.flops << (int8_ops ? " int8 op" : " flop");
     o << "\n";
   }
-  uint64_t total_flops = 0;
-  for (const auto& call : p.kernels) total_flops += call.flops;
+  uint64_t total_flops = 0, total_int8 = 0;
+  for (const auto& call : p.kernels) (call.op_kind == artifact::OpKind::kInt8 ? total_int8 : total_flops) += call.flops;
   o << "flop per run:     " << total_flops << " (counted by the compiler from the kernels' loops)\n";
+  if (total_int8 != 0) o << "int8 op per run:  " << total_int8 << " (2 per u8 x s8 multiply-add)\n";
   uint64_t counts[4] = {0, 0, 0, 0}, bytes[4] = {0, 0, 0, 0};
   for (const auto& t : p.tensors) {
     ++counts[static_cast<int>(t.kind)];

@@ -250,11 +250,17 @@ extern "C" int kiln_executor_profile_report_with_peak(const KilnExecutor* execut
 
 extern "C" int kiln_executor_profile_report_with_roofline(const KilnExecutor* executor, double peak_gflops,
                                                           double bandwidth_gbps, char** out_text) {
-  return guarded_call("kiln_executor_profile_report_with_roofline", [&] {
+  return kiln_executor_profile_report_with_int8_peak(executor, peak_gflops, bandwidth_gbps, 0, out_text);
+}
+
+extern "C" int kiln_executor_profile_report_with_int8_peak(const KilnExecutor* executor, double peak_gflops,
+                                                           double bandwidth_gbps, double int8_peak_gops, char** out_text) {
+  return guarded_call("kiln_executor_profile_report_with_int8_peak", [&] {
     if (!(peak_gflops >= 0)) throw std::invalid_argument("peak_gflops must be >= 0");
     if (!(bandwidth_gbps >= 0)) throw std::invalid_argument("bandwidth_gbps must be >= 0");
+    if (!(int8_peak_gops >= 0)) throw std::invalid_argument("int8_peak_gops must be >= 0");
     deref(out_text, "out_text") =
-        copy_text(deref(executor, "executor").executor->profile_report(peak_gflops, bandwidth_gbps));
+        copy_text(deref(executor, "executor").executor->profile_report(peak_gflops, bandwidth_gbps, int8_peak_gops));
     return 0;
   });
 }

@@ -10,6 +10,9 @@
 // floor is far below BOTH ceilings: neither compute- nor bandwidth-bound, so its schedule (not
 // the machine) is what limits it; its row is flagged "<< below roofline" and a line at the end
 // explains the flag. %roof over 100 is possible: the data sat in cache, faster than DRAM.
+// Int8 kernels (plan op kind kInt8: their count is int8 ops, 2 per u8 x s8 multiply-add) are rated
+// in GOP/s against the int8 peak instead (%peak, %roof), marked "[int8]", and totalled on a line
+// of their own.
 #ifndef KILN_SRC_RUNTIME_PROFILE_REPORT_H_
 #define KILN_SRC_RUNTIME_PROFILE_REPORT_H_
 
@@ -30,6 +33,7 @@ struct KernelProfile {  // per kernel call site
 struct MachineCeilings {
   double peak_gflops = 0;     // FMA peak
   double bandwidth_gbps = 0;  // memory bandwidth (streaming, past the caches)
+  double int8_peak_gops = 0;  // int8 peak (codegen/int8_peak.h), for kernels whose op kind is int8
 };
 
 constexpr double kRooflineFlagPercent = 10.0;  // flag under this % of the roofline floor

@@ -1,7 +1,9 @@
 // Computes of the int8 graph operators that AlterInt8Layout makes (src/ir/ops/int8_conv.cc,
 // docs/int8.md "Graph wiring"): thin adapters from the graph ops' inputs and attributes to the
 // fast int8 kernels of include/kiln/topi/int8.h, plus the schedule template "int8_conv2d"
-// (schedule_int8_conv2d: register tile tile_ow x ob, the requantize epilogue on the tile).
+// (schedule_int8_conv2d: register tile tile_ow x ob, the requantize epilogue on the tile), which
+// also schedules int8_depthwise_conv2d (its result has a "pad" part instead of "x_words":
+// schedule_int8_depthwise, tile_ow output columns x the channel block).
 #include "kiln/support/error.h"
 #include "kiln/topi/compute.h"
 #include "kiln/topi/int8.h"
@@ -26,8 +28,7 @@ ComputeResult sums_compute(const std::vector<Tensor>& in, const ir::Attrs&, cons
 }
 KILN_REGISTER_COMPUTE(int8_conv_weight_sums, "int8_conv_weight_sums", sums_compute);
 
-ComputeResult conv_compute(const std::vector<Tensor>& in, const ir::Attrs& attrs, const std::vector<ir::TensorType>&,
-                           const LayoutHints&) {
+int8::Conv2dGeometry geometry_of(const ir::Attrs& attrs) {
   const auto& s = attrs.get_ints("strides");
   const auto& p = attrs.get_ints("pads");
   const auto& d = attrs.get_ints("dilations");
@@ -40,11 +41,22 @@ ComputeResult conv_compute(const std::vector<Tensor>& in, const ir::Attrs& attrs
   g.pad_right = p[3];
   g.dilation_h = d[0];
   g.dilation_w = d[1];
+  return g;
+}
+
+int8::Requantize requantize_of(const ir::Attrs& attrs) {
   int8::Requantize rq;
   rq.a_zero_point = static_cast<int32_t>(attrs.get_int("x_zero_point"));
   rq.out_zero_point = static_cast<int32_t>(attrs.get_int("y_zero_point"));
   rq.lo = static_cast<int32_t>(std::max<int64_t>(0, attrs.get_int("clamp_min")));
   rq.hi = static_cast<int32_t>(std::min<int64_t>(255, attrs.get_int("clamp_max")));
+  return rq;
+}
+
+ComputeResult conv_compute(const std::vector<Tensor>& in, const ir::Attrs& attrs, const std::vector<ir::TensorType>&,
+                           const LayoutHints&) {
+  const int8::Conv2dGeometry g = geometry_of(attrs);
+  const int8::Requantize rq = requantize_of(attrs);
   const Tensor& pw = in[1];
   int8::ConvKnobs knobs;
   knobs.ob = pw.shape()[4];
@@ -59,6 +71,25 @@ ComputeResult conv_compute(const std::vector<Tensor>& in, const ir::Attrs& attrs
 }
 KILN_REGISTER_COMPUTE(int8_conv2d, "int8_conv2d", conv_compute);
 
+ComputeResult pack_dw_compute(const std::vector<Tensor>& in, const ir::Attrs& attrs, const std::vector<ir::TensorType>&,
+                              const LayoutHints&) {
+  return injective_result(int8::pack_depthwise_weights(in[0], attrs.get_int("b")));
+}
+KILN_REGISTER_COMPUTE(int8_pack_depthwise_weights, "int8_pack_depthwise_weights", pack_dw_compute);
+
+ComputeResult dw_compute(const std::vector<Tensor>& in, const ir::Attrs& attrs, const std::vector<ir::TensorType>&,
+                         const LayoutHints&) {
+  const int8::Int8Depthwise dw =
+      int8::int8_depthwise_conv2d(in[0], in[1], in[2], in[3], in[4], geometry_of(attrs), requantize_of(attrs));
+  ComputeResult r;
+  r.outputs = {dw.out};
+  r.parts = {{"anchor", dw.out}, {"acc", dw.acc}, {"pad", dw.pad}};
+  r.schedule = ScheduleKind::kInt8Conv2d;
+  r.layout = {{"oc_block", in[0].shape()[4]}};
+  return r;
+}
+KILN_REGISTER_COMPUTE(int8_depthwise_conv2d, "int8_depthwise_conv2d", dw_compute);
+
 }  // namespace
 
 void int8_conv2d_default_knobs(const ComputeResult&, Knobs& k) { k.set("tile_ow", 4); }
@@ -66,6 +97,14 @@ void int8_conv2d_default_knobs(const ComputeResult&, Knobs& k) { k.set("tile_ow"
 void schedule_int8_conv2d(tir::Schedule& s, const ComputeResult& r, const Knobs& k) {
   KILN_ICHECK(r.outputs.size() == 1 && r.outputs[0].same_as(r.parts.at("anchor")))
       << "int8_conv2d runs alone (pattern opaque): its kernel has no epilogue members";
+  if (r.parts.count("pad") != 0) {
+    int8::Int8Depthwise dw;
+    dw.out = r.parts.at("anchor");
+    dw.acc = r.parts.at("acc");
+    dw.pad = r.parts.at("pad");
+    int8::schedule_int8_depthwise(s, dw, k.get("tile_ow"));
+    return;
+  }
   int8::ConvKnobs knobs;
   knobs.ob = k.get("oc_block");
   knobs.tile_ow = k.get("tile_ow");

@@ -99,7 +99,7 @@ TEST_F(ArtifactCliTest, RelativePathIsTheFileNotALibrarySearch) {
 TEST_F(ArtifactCliTest, Inspect) {
   const Result r = run_cli("inspect " + path("model.so"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  expect_contains(r.output, "format version:   2");
+  expect_contains(r.output, "format version:   3");
   expect_contains(r.output, "x: f32[16, 64]");
   expect_contains(r.output, "runs here:        yes");
 }

@@ -86,9 +86,9 @@ TEST_F(ArtifactRejectTest, WrongFormatVersion) {
   const std::string file = edited("version.so", [](std::string& b) {
     const auto [off, size] = section_range(b, ".kiln.meta");
     ASSERT_GT(size, 12u);
-    b[off + 8] = 1;  // u32 format version follows the 8-byte magic; 1 = before kernel flop counts
+    b[off + 8] = 2;  // u32 format version follows the 8-byte magic; 2 = before kernel op kinds
   });
-  expect_refused(file, {"artifact format version 1", "this runtime reads version 2", "recompile"});
+  expect_refused(file, {"artifact format version 2", "this runtime reads version 3", "recompile"});
 }
 
 TEST_F(ArtifactRejectTest, CorruptedMetadata) {

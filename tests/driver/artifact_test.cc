@@ -283,7 +283,7 @@ TEST_F(ArtifactTest, ProfilerTable) {
 
 TEST_F(ArtifactTest, DescribeReadsTheFileOnly) {
   const std::string text = rt::describe_artifact(path("model.so"));
-  for (const char* needle : {"format version:   2", "x: f32[16, 64]", "y: f32[16, 64]", "[0] add_relu  {add+relu}  (x, w, t1)",
+  for (const char* needle : {"format version:   3", "x: f32[16, 64]", "y: f32[16, 64]", "[0] add_relu  {add+relu}  (x, w, t1)",
                              "[3] add  {add}  (t3, x, y)", "3 intermediates", "runs here:        yes",
                              "8192 bytes in 1 storage block(s) (12288 bytes without reuse)"}) {
     EXPECT_NE(text.find(needle), std::string::npos) << needle << " missing from\n" << text;

@@ -83,5 +83,48 @@ TEST(KernelFlops, CompiledMatmulCarriesItsCountInTheArtifact) {
   EXPECT_LE(flops, 2u * M * N * K * 11 / 10) << text;
 }
 
+// The int8 kernels count int8 ops (2 per u8 x s8 multiply-add) and the plan marks them so: a
+// 1x1 int8_conv2d (C = 16 channels, whole 4-byte words) and a 3x3 int8_depthwise_conv2d (pad 1)
+// on u8 NCHW16c, their textbook counts exactly.
+TEST(KernelFlops, Int8KernelsCountInt8OpsInTheArtifact) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("kiln-int8-ops-test-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  constexpr int64_t C = 16, M = 32, H = 6, W = 5;
+  auto ints = [](ir::DType dt, ir::Shape shape, int mod) {
+    ir::NDArray a = ir::NDArray::empty(dt, std::move(shape));
+    for (int64_t i = 0; i < a.numel(); ++i) a.set_from_double(i, static_cast<double>(i % mod) - mod / 2);
+    return ir::make_constant("c" + std::to_string(a.numel()), a)->output();
+  };
+  auto vec = [](ir::DType dt, int64_t n, double v) {
+    ir::NDArray a = ir::NDArray::empty(dt, {n});
+    for (int64_t i = 0; i < n; ++i) a.set_from_double(i, v);
+    return ir::make_constant("v", a)->output();
+  };
+  ir::NodePtr x = ir::make_input("x", {ir::DType::kU8, {1, C / 16, H, W, 16}});
+  const ir::Value wd = ints(ir::DType::kI8, {C, 1, 3, 3}, 7);
+  const ir::Value dw = ir::make_call("int8_depthwise_conv2d",
+                                     {x->output(), ir::make_call("int8_pack_depthwise_weights", {wd}, ir::Attrs().set("b", int64_t{16}))->output(),
+                                      ir::make_call("int8_conv_weight_sums", {wd}, {})->output(), vec(ir::DType::kI32, C, 3),
+                                      vec(ir::DType::kF32, C, 0.01)},
+                                     ir::Attrs().set("pads", std::vector<int64_t>{1, 1, 1, 1}))->output();
+  const ir::Value wc = ints(ir::DType::kI8, {M, C, 1, 1}, 5);
+  const ir::Value y = ir::make_call("int8_conv2d",
+                                    {dw, ir::make_call("int8_pack_conv_weights", {wc}, ir::Attrs().set("ob", int64_t{16}))->output(),
+                                     ir::make_call("int8_conv_weight_sums", {wc}, {})->output(), vec(ir::DType::kI32, M, -2),
+                                     vec(ir::DType::kF32, M, 0.02)},
+                                    ir::Attrs().set("channels", C))->output();
+  const std::string file = (dir / "int8.so").string();
+  compile_graph(ir::Graph({x}, {y}, {"y"}), file, CompileOptions{});
+  const std::string text = kiln::runtime::describe_artifact(file);
+  fs::remove_all(dir);
+  const std::string key = "int8 op per run:  ";
+  const size_t at = text.find(key);
+  ASSERT_NE(at, std::string::npos) << text;
+  EXPECT_EQ(std::stoull(text.substr(at + key.size())), 2u * (C * H * W * 9 + M * H * W * C)) << text;
+  EXPECT_NE(text.find(std::to_string(2 * C * H * W * 9) + " int8 op"), std::string::npos) << text;
+  EXPECT_NE(text.find(std::to_string(2 * M * H * W * C) + " int8 op"), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace kiln::driver

@@ -141,6 +141,27 @@ TEST(Quantize, SkipKeepsANodeInF32) {
   EXPECT_THROW(driver::quantize_model(o), UserError);
 }
 
+// --auto-skip keeps the layers the error report flags in f32 and quantizes again (a negative
+// threshold flags every Conv/Gemm: 5 of the 7 quantized nodes leave, Add and MaxPool stay); it
+// needs the report.
+TEST(Quantize, AutoSkipKeepsTheFlaggedLayersInF32) {
+  SKIP_IF_NO_CASES();
+  driver::QuantizeOptions o = digits_options(tmp("autoskip.onnx").string());
+  o.report_samples = 2;
+  o.error_threshold = -1;
+  o.auto_skip = true;
+  const driver::QuantizeReport r = driver::quantize_model(o);
+  EXPECT_EQ(r.quantized_nodes, 2) << r.summary();
+  int auto_notes = 0;
+  for (const auto& n : r.notes) auto_notes += n.find("--auto-skip") != std::string::npos;
+  EXPECT_EQ(auto_notes, 5) << r.summary();
+  EXPECT_TRUE(r.layers.empty()) << r.summary();  // no Conv/Gemm left to compare
+  ASSERT_EQ(r.outputs.size(), 1u);
+  EXPECT_GT(r.outputs[0].cosine, 0.999) << r.summary();
+  o.report_samples = 0;
+  EXPECT_THROW(driver::quantize_model(o), UserError);
+}
+
 // Runs quantize_model with one calibration array and expects a UserError whose text holds `needle`.
 void expect_calibration_error(const ir::NDArray& data, const std::string& needle) {
   const std::string file = tmp("bad.npy").string();

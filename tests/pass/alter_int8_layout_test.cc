@@ -50,21 +50,54 @@ struct ConvSpec {
   bool per_channel, bias;
   int64_t x_zp, y_zp;
   bool relu;
+  int64_t groups = 1;
+  int64_t relu6_max = 0;  // > 0: clamp_max (ReLU6 folded into requantize)
 };
 
 Value quantized_conv(const std::string& name, const Value& x, const ConvSpec& s) {
   const int64_t c = x.type().shape[1];
-  const Value w = constant(name + "_w", random_ints(DType::kI8, {s.m, c, s.k, s.k}, s.wlo, s.whi));
+  const Value w = constant(name + "_w", random_ints(DType::kI8, {s.m, c / s.groups, s.k, s.k}, s.wlo, s.whi));
   const Value wzp = s.per_channel ? constant(name + "_wzp", random_ints(DType::kI8, {s.m}, 0, 0)) : scalar(name + "_wzp", DType::kI8, 0);
   Attrs ca;
-  ca.set("strides", s.strides).set("pads", s.pads);
+  ca.set("strides", s.strides).set("pads", s.pads).set("groups", s.groups);
   const Value acc = make_call("qnn_conv2d", {x, w, scalar(name + "_xzp", DType::kU8, double(s.x_zp)), wzp}, ca, name)->output();
   const Value xs = s.per_channel ? constant(name + "_xs", random_floats({s.m}, 1e-4f, 4e-4f)) : scalar(name + "_xs", DType::kF32, 2.5e-4);
   std::vector<Value> args = {acc, xs, scalar(name + "_ys", DType::kF32, 0.07), scalar(name + "_yzp", DType::kU8, double(s.y_zp))};
   if (s.bias) args.push_back(constant(name + "_b", random_ints(DType::kI32, {s.m}, -3000, 3000)));
   Attrs ra;
   if (s.relu) ra.set("clamp_min", s.y_zp);
+  if (s.relu6_max > 0) ra.set("clamp_max", s.relu6_max);
   return make_call("requantize", args, ra)->output();
+}
+
+// Compiles `graph` at -O3, runs it on `inputs` and expects every u8 output to equal the reference
+// executor's EXACTLY (and not to be nearly constant, which would prove little).
+driver::CompileReport expect_compiled_equals_reference(const Graph& graph, const std::vector<NDArray>& inputs) {
+  const std::filesystem::path so =
+      std::filesystem::temp_directory_path() / ("kiln-int8-layout-" + std::to_string(getpid()) + ".so");
+  const driver::CompileReport report = driver::compile_graph(graph, so.string(), driver::CompileOptions{});
+  const std::vector<NDArray> want = ref::run_graph(graph, inputs);
+  const std::vector<NDArray> got = testing::run_compiled(so.string(), inputs);
+  std::filesystem::remove(so);
+  EXPECT_EQ(got.size(), want.size());
+  for (size_t o = 0; o < got.size() && o < want.size(); ++o) {
+    EXPECT_EQ(got[o].type(), want[o].type()) << "output " << o;
+    if (got[o].type() != want[o].type()) continue;
+    int64_t differ = 0, distinct = 0;
+    for (int64_t i = 0; i < got[o].numel(); ++i) {
+      differ += got[o].data<uint8_t>()[i] != want[o].data<uint8_t>()[i];
+      distinct += want[o].data<uint8_t>()[i] != want[o].data<uint8_t>()[0];
+    }
+    EXPECT_EQ(differ, 0) << "output " << o << ": " << differ << " of " << got[o].numel() << " bytes differ";
+    EXPECT_GT(distinct, got[o].numel() / 4) << "output " << o << " is nearly constant: the test would prove little";
+  }
+  return report;
+}
+
+int count_kernels(const driver::CompileReport& report, const std::string& fused_ops) {
+  int n = 0;
+  for (const auto& k : report.kernel_calls) n += k.fused_ops == fused_ops;
+  return n;
 }
 
 TEST(AlterInt8Layout, QuantizedConvChainRunsTheInt8KernelsAndEqualsTheReference) {
@@ -83,9 +116,7 @@ TEST(AlterInt8Layout, QuantizedConvChainRunsTheInt8KernelsAndEqualsTheReference)
   const Value h3 = quantized_conv("c3", res, {8, 1, {1, 1}, {0, 0, 0, 0}, -100, 90, true, true, 0, 3, false});
   const Graph graph({x}, {h3, h1}, {"y", "h1"});
 
-  const std::filesystem::path so =
-      std::filesystem::temp_directory_path() / ("kiln-int8-layout-" + std::to_string(getpid()) + ".so");
-  const driver::CompileReport report = driver::compile_graph(graph, so.string(), driver::CompileOptions{});
+  const driver::CompileReport report = expect_compiled_equals_reference(graph, {random_ints(DType::kU8, {2, 12, 9, 11}, 0, 255)});
   EXPECT_EQ(report.pipeline.stat("AlterInt8Layout", "int8_conv2d"), 4);
   EXPECT_EQ(report.pipeline.stat("AlterInt8Layout", "narrow"), 1);
   EXPECT_EQ(report.pipeline.stat("AlterInt8Layout", "transforms_skipped"), 3);
@@ -100,22 +131,63 @@ TEST(AlterInt8Layout, QuantizedConvChainRunsTheInt8KernelsAndEqualsTheReference)
     int8_kernels += k.fused_ops == "int8_conv2d";
   }
   EXPECT_EQ(int8_kernels, 4);
+}
 
-  const std::vector<NDArray> inputs = {random_ints(DType::kU8, {2, 12, 9, 11}, 0, 255)};
-  const std::vector<NDArray> want = ref::run_graph(graph, inputs);
-  const std::vector<NDArray> got = testing::run_compiled(so.string(), inputs);
-  std::filesystem::remove(so);
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t o = 0; o < got.size(); ++o) {
-    ASSERT_EQ(got[o].type(), want[o].type()) << "output " << o;
-    int64_t differ = 0, distinct = 0;
-    for (int64_t i = 0; i < got[o].numel(); ++i) {
-      differ += got[o].data<uint8_t>()[i] != want[o].data<uint8_t>()[i];
-      distinct += want[o].data<uint8_t>()[i] != want[o].data<uint8_t>()[0];
-    }
-    EXPECT_EQ(differ, 0) << "output " << o << ": " << differ << " of " << got[o].numel() << " bytes differ";
-    EXPECT_GT(distinct, got[o].numel() / 4) << "output " << o << " is nearly constant: the test would prove little";
+// The QDQ residual q(dq(a) + dq(b)) in f32, as RealizeQuantizedOps leaves it. Power-of-two
+// scales: the f32 products and their sum are exact, so the compiled kernel (where LLVM may
+// contract dq(a) + dq(b) into one FMA) rounds exactly like the reference; with other scales the
+// float add can differ from the reference by one unit in ties, whatever the layout.
+Value qdq_add(const Value& a, const Value& b, const std::string& n, double zp_a, double zp_b) {
+  auto dq = [&](const Value& v, const std::string& k, double zp) {
+    return make_call("dequantize_linear", {v, scalar(n + k + "_s", DType::kF32, 0.0625), scalar(n + k + "_z", DType::kU8, zp)}, {})->output();
+  };
+  const Value sum = make_call("add", {dq(a, "a", zp_a), dq(b, "b", zp_b)}, {})->output();
+  return make_call("quantize_linear", {sum, scalar(n + "_qs", DType::kF32, 0.125), scalar(n + "_qz", DType::kU8, 120)}, {})->output();
+}
+
+// MobileNetV2's inverted residual: 1x1 expand + ReLU6 -> 3x3 depthwise + ReLU6 -> 1x1 project,
+// + the QDQ residual add; then a stride-2 depthwise with asymmetric pads, a 5x5 depthwise on a
+// block of 8 channels (C = 24), and a depthwise whose input is a graph input (plain NCHW: moved
+// to NCHW16c). Every depthwise becomes int8_depthwise_conv2d, the chain stays blocked, and the
+// output equals the reference on the unrewritten graph exactly.
+TEST(AlterInt8Layout, DepthwiseInvertedResidualRunsTheInt8KernelsAndEqualsTheReference) {
+  const NodePtr x = make_input("x", {DType::kU8, {1, 16, 13, 11}});
+  const NodePtr x2 = make_input("x2", {DType::kU8, {1, 32, 6, 6}});
+  const Value stem = quantized_conv("stem", x->output(), {16, 3, {1, 1}, {1, 1, 1, 1}, -128, 127, true, true, 110, 5, true});
+  const Value ex = quantized_conv("ex", stem, {96, 1, {1, 1}, {0, 0, 0, 0}, -128, 127, true, true, 5, 0, true, 1, 200});
+  const Value dw = quantized_conv("dw", ex, {96, 3, {1, 1}, {1, 1, 1, 1}, -128, 127, true, true, 0, 0, true, 96, 180});
+  const Value pr = quantized_conv("pr", dw, {16, 1, {1, 1}, {0, 0, 0, 0}, -90, 100, true, true, 0, 128, false});
+  const Value res = qdq_add(pr, stem, "res", 128, 5);
+  const Value ex2 = quantized_conv("ex2", res, {24, 1, {1, 1}, {0, 0, 0, 0}, -64, 64, false, true, 120, 3, true});
+  const Value dw2 = quantized_conv("dw2", ex2, {24, 5, {2, 2}, {2, 1, 1, 2}, -128, 127, true, false, 3, 9, true, 24});
+  const Value dw3 = quantized_conv("dw3", dw2, {24, 3, {2, 1}, {0, 1, 1, 0}, -128, 127, false, true, 9, 77, false, 24});
+  const Value dw4 = quantized_conv("dw4", x2->output(), {32, 3, {1, 1}, {1, 1, 1, 1}, -128, 127, true, true, 60, 100, false, 32});
+  const Graph graph({x, x2}, {dw3, dw4}, {"y", "y2"});
+
+  const driver::CompileReport report = expect_compiled_equals_reference(
+      graph, {random_ints(DType::kU8, {1, 16, 13, 11}, 0, 255), random_ints(DType::kU8, {1, 32, 6, 6}, 0, 255)});
+  EXPECT_EQ(report.pipeline.stat("AlterInt8Layout", "int8_depthwise_conv2d"), 4);
+  EXPECT_EQ(report.pipeline.stat("AlterInt8Layout", "int8_conv2d"), 4);
+  EXPECT_EQ(report.pipeline.stat("AlterInt8Layout", "transforms_skipped"), 6);
+  EXPECT_EQ(count_kernels(report, "int8_depthwise_conv2d"), 4);
+  int transforms = 0;
+  for (const auto& k : report.kernel_calls) {
+    EXPECT_EQ(k.fused_ops.find("qnn_conv2d"), std::string::npos) << k.symbol << ": " << k.fused_ops;
+    transforms += k.fused_ops.find("layout_transform") != std::string::npos;
   }
+  EXPECT_EQ(transforms, 3);  // x2 to NCHW16c, the two outputs back to NCHW
+}
+
+// Grouped convolutions with 1 < groups < C (and channel multipliers) keep the generic integer
+// kernel; the graph still compiles and equals the reference.
+TEST(AlterInt8Layout, GroupedConvKeepsTheGenericKernelAndEqualsTheReference) {
+  const NodePtr x = make_input("x", {DType::kU8, {1, 16, 7, 9}});
+  const Value g = quantized_conv("g", x->output(), {32, 3, {1, 1}, {1, 1, 1, 1}, -128, 127, true, true, 30, 40, false, 4});
+  const Value mult = quantized_conv("mult", g, {64, 3, {2, 2}, {1, 1, 1, 1}, -128, 127, true, true, 40, 50, false, 32});
+  const Graph graph({x}, {mult}, {"y"});
+  const driver::CompileReport report = expect_compiled_equals_reference(graph, {random_ints(DType::kU8, {1, 16, 7, 9}, 0, 255)});
+  EXPECT_EQ(report.pipeline.stat("AlterInt8Layout", "int8_depthwise_conv2d"), 0);
+  EXPECT_EQ(report.pipeline.stat("AlterInt8Layout", "int8_conv2d"), 0);
 }
 
 }  // namespace

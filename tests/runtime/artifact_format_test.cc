@@ -37,7 +37,7 @@ Plan sample_plan() {
                {"t", TensorKind::kIntermediate, {kDLFloat, 32, 1}, {2, 3}, 0, 128, 24},
                {"y", TensorKind::kOutput, {kDLFloat, 32, 1}, {2, 3}, -1, 0, 24}};
   p.storage_sizes = {256};
-  p.kernels = {{"k0", "add+relu", {0, 1, 2}, 2048}, {"k1", "exp", {2, 3}, 0}};
+  p.kernels = {{"k0", "add+relu", {0, 1, 2}, 2048}, {"k1", "exp", {2, 3}, 0, OpKind::kInt8}};
   p.inputs = {0};
   p.outputs = {3};
   return p;
@@ -77,6 +77,8 @@ TEST(ArtifactFormat, PlanRoundTrip) {
   EXPECT_EQ(d.kernels[0].fused_ops, "add+relu");
   EXPECT_EQ(d.kernels[0].args, (std::vector<int32_t>{0, 1, 2}));
   EXPECT_EQ(d.kernels[0].flops, 2048u);
+  EXPECT_EQ(d.kernels[0].op_kind, OpKind::kFloat);
+  EXPECT_EQ(d.kernels[1].op_kind, OpKind::kInt8);
   EXPECT_EQ(d.kernels[1].flops, 0u);
   EXPECT_EQ(d.outputs, p.outputs);
 }
@@ -106,11 +108,14 @@ TEST(ArtifactFormat, VersionMagicAndChecksum) {
   std::string meta = encode_metadata(sample_metadata());
   std::string v = meta;
   v[8] = 7;
-  expect_format_error(v, true, "artifact format version 7, but this runtime reads version 2");
-  // Version 1 (before kernel flop counts) is refused, not misread: its kernels have 8 bytes less.
+  expect_format_error(v, true, "artifact format version 7, but this runtime reads version 3");
+  // Versions 1 and 2 (before kernel flop counts / op kinds) are refused, not misread: their
+  // kernels have 9 / 1 bytes less.
   std::string old = encode_plan(sample_plan());
   old[8] = 1;
-  expect_format_error(old, false, "artifact format version 1, but this runtime reads version 2");
+  expect_format_error(old, false, "artifact format version 1, but this runtime reads version 3");
+  old[8] = 2;
+  expect_format_error(old, false, "artifact format version 2, but this runtime reads version 3");
   std::string magic = meta;
   magic[0] = 'X';
   expect_format_error(magic, true, "bad magic");

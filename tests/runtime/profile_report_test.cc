@@ -37,8 +37,9 @@ artifact::Plan test_plan() {
 }
 
 struct ParsedRow {
-  std::string roof;
+  std::string rate, peak, roof;
   bool flagged = false;
+  bool int8 = false;
 };
 
 // The row of `symbol`: its %roof column (the 10th) and whether it carries the flag.
@@ -49,7 +50,9 @@ ParsedRow row_of(const std::string& report, const std::string& symbol) {
     std::istringstream f(line);
     std::string rank, us, pct, cum, calls, us_call, gflops, peak, gbs, roof, sym;
     if (!(f >> rank >> us >> pct >> cum >> calls >> us_call >> gflops >> peak >> gbs >> roof >> sym)) continue;
-    if (sym == symbol) return {roof, line.find("<< below roofline") != std::string::npos};
+    if (sym == symbol) {
+      return {gflops, peak, roof, line.find("<< below roofline") != std::string::npos, line.find("[int8]") != std::string::npos};
+    }
   }
   ADD_FAILURE() << symbol << " has no row in\n" << report;
   return {};
@@ -107,6 +110,32 @@ TEST(ProfileReport, CallSitesOfOneSymbolAreOneRow) {
   // 4 calls of 2 GFLOP in 2 s: floor 80 ms of 2 s = 4%.
   EXPECT_NEAR(std::stod(row_of(report, "slow_gemm").roof), 4.0, 0.05) << report;
   EXPECT_NE(report.find("5 kernel calls per run (4 distinct)"), std::string::npos) << report;
+}
+
+// Int8 kernels (op kind kInt8: the count is int8 ops) are rated in GOP/s against the int8 peak,
+// marked [int8], and totalled on their own line; float kernels keep the FMA peak.
+TEST(ProfileReport, Int8KernelsAreRatedAgainstTheInt8Peak) {
+  artifact::Plan plan = test_plan();
+  plan.kernels.push_back({"int8_conv", "int8_conv2d", {0, 1, 2}, 3000000000, artifact::OpKind::kInt8});
+  std::vector<KernelProfile> times = two_runs(0.025, 0.025, 0.0005, 0.00005);
+  times.push_back({2, 2 * 0.02});  // 3 GOP in 20 ms: 150 GOP/s
+  const MachineCeilings machine{100.0, 20.0, 200.0};
+  const std::string report = format_profile_report(plan, times, 2, machine);
+  const ParsedRow conv = row_of(report, "int8_conv"), gemm = row_of(report, "fast_gemm");
+  EXPECT_NEAR(std::stod(conv.rate), 150.0, 0.05) << report;
+  EXPECT_NEAR(std::stod(conv.peak), 75.0, 0.05) << report;  // of the int8 peak, not the FMA peak
+  EXPECT_NEAR(std::stod(conv.roof), 75.0, 0.05) << report;  // compute floor 15 ms of 20 ms
+  EXPECT_TRUE(conv.int8) << report;
+  EXPECT_NEAR(std::stod(gemm.peak), 80.0, 0.05) << report;  // 2 GFLOP in 25 ms of 100 GFLOP/s
+  EXPECT_FALSE(gemm.int8) << report;
+  EXPECT_NE(report.find("G(FL)OP/s"), std::string::npos) << report;
+  EXPECT_NE(report.find("3.000 GOP per run in 20000.0 us, 150.0 GOP/s = 75.0% of 200.0 GOP/s"), std::string::npos) << report;
+  // The float total leaves the int8 ops out: 4 GFLOP + 1 kFLOP per run.
+  EXPECT_NE(report.find("4.000 GFLOP per run"), std::string::npos) << report;
+  // Without the int8 peak: the rate, no %peak.
+  const std::string unknown = format_profile_report(plan, times, 2, MachineCeilings{100.0, 20.0});
+  EXPECT_EQ(row_of(unknown, "int8_conv").peak, "-") << unknown;
+  EXPECT_NE(unknown.find("against the int8 peak (unknown)"), std::string::npos) << unknown;
 }
 
 }  // namespace

@@ -20,6 +20,7 @@ struct QuantizeCliOptions {
   bool reduce_range = false;
   int report_samples = 4;
   double error_threshold = 0.05;
+  bool auto_skip = false;
   std::string fake_quant_path;
 };
 

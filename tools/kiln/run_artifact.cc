@@ -11,6 +11,7 @@
 #include <ostream>
 
 #include "kiln/codegen/fma_peak.h"
+#include "kiln/codegen/int8_peak.h"
 #include "kiln/codegen/memory_bandwidth.h"
 #include "kiln/driver/artifact.h"
 #include "kiln/ir/npy.h"
@@ -154,9 +155,11 @@ void run_artifact(const RunArtifactOptions& o, std::ostream& out) {
   // The machine's peak and memory bandwidth for the profile's % of peak and roofline check,
   // measured before the runs (about 25 + 30 ms).
   codegen::FmaPeak peak;
+  codegen::Int8Peak int8_peak;
   codegen::MemoryBandwidth bandwidth;
   if (o.profile) {
     peak = codegen::measure_fma_peak();
+    int8_peak = codegen::measure_int8_peak();
     bandwidth = codegen::measure_memory_bandwidth(kiln_get_num_threads());
   }
   for (int i = 0; i < o.warmup; ++i) run_once();
@@ -200,8 +203,10 @@ void run_artifact(const RunArtifactOptions& o, std::ostream& out) {
     out << "profile over the timed runs, one row per kernel (call sites summed), slowest first;\n"
         << "GFLOP/s from the compiler's count of each kernel's arithmetic, GB/s over its arguments' bytes,\n"
         << "%roof = max(flops / peak, bytes / bandwidth) over the time (the roofline floor)\n"
-        << line << "bandwidth: " << bandwidth.describe() << " (measured now)\n"
-        << exec.profile_report(machine_peak, bandwidth.gbps);
+        << line << "bandwidth: " << bandwidth.describe() << " (measured now)\n";
+    std::snprintf(line, sizeof line, "int8 peak: %s x %d thread%s = %.1f GOP/s (measured now: JIT byte dot-product chains)\n",
+                  int8_peak.describe().c_str(), threads, threads == 1 ? "" : "s", int8_peak.gops * threads);
+    out << line << exec.profile_report(machine_peak, bandwidth.gbps, int8_peak.gops * threads);
   }
 }
 

@@ -35,6 +35,8 @@
 
 namespace kiln::driver {
 
+struct KernelFlops;  // kiln/driver/kernel_flops.h
+
 class ArtifactBuilder {
  public:
   // Each returns the new tensor's id (what add_kernel's args refer to). Names need not be
@@ -48,7 +50,10 @@ class ArtifactBuilder {
   // One kernel call, in execution order; args are tensor ids (the kernel's params in order);
   // flops: its floating-point operations per call (count_kernel_flops; 0 = unknown).
   void add_kernel(const std::string& symbol, const std::string& fused_ops, const std::vector<int32_t>& args,
-                  uint64_t flops = 0);
+                  uint64_t flops = 0, artifact::OpKind op_kind = artifact::OpKind::kFloat);
+  // The same with the compiler's count: an int8 kernel (int8_ops > 0) records its int8 ops.
+  void add_kernel(const std::string& symbol, const std::string& fused_ops, const std::vector<int32_t>& args,
+                  const KernelFlops& work);
   // An ELF relocatable object defining kernels (LLVMModule::object_code()).
   void add_object(std::vector<char> object_code);
 

@@ -12,6 +12,7 @@
 //      x86); writes QuantizeLinear/DequantizeLinear pairs (frontend/onnx_qdq.h).
 //   4. Error report: compiles the fake-quantized f32 twin of the written model and compares, on a
 //      few calibration samples, every quantized layer's output (and the model outputs) with f32.
+//      With auto_skip, the flagged layers are kept in f32 and the model is quantized again.
 // Dynamic mode (options.dynamic): MatMul/Gemm with constant weights become DynamicQuantizeLinear +
 // MatMulInteger (ONNX Runtime's quantize_dynamic form); no calibration is needed (samples, when
 // given, feed the error report).
@@ -59,6 +60,7 @@ struct QuantizeOptions {
   std::string target = "llvm";  // for the calibration artifacts
   int report_samples = 4;       // samples the error report runs (0: no report)
   double error_threshold = 0.05;  // layers adding more relative L2 error than this are flagged
+  bool auto_skip = false;         // keep the flagged layers in f32 and quantize again (needs the report)
   std::ostream* progress = nullptr;  // progress lines (a bar when it is a terminal's stderr); null: none
 };
 

@@ -32,7 +32,8 @@ namespace kiln::artifact {
 
 // Changes whenever the encoding of any section changes. A reader accepts exactly this version.
 // 2: each kernel call carries its floating-point operation count (KernelCall::flops).
-inline constexpr uint32_t kFormatVersion = 2;
+// 3: ... and the kind of operations that count is (KernelCall::op_kind: f32 flops or int8 ops).
+inline constexpr uint32_t kFormatVersion = 3;
 inline constexpr uint64_t kWeightAlignment = 64;
 
 inline constexpr const char* kMetaSection = ".kiln.meta";
@@ -126,12 +127,17 @@ struct PlanTensor {
   uint64_t nbytes = 0;
 };
 
+// What a kernel's operation count counts: floating-point operations (GFLOP/s against the FMA
+// peak), or 8-bit integer multiply-adds x 2 (GOP/s against the int8 peak, codegen/int8_peak.h).
+enum class OpKind : uint8_t { kFloat = 0, kInt8 = 1 };
+
 // One kernel call: symbol(args) with args the tensors' ids, inputs first then outputs.
 struct KernelCall {
   std::string symbol;
   std::string fused_ops;  // e.g. "conv2d+add+relu" (profiler, inspect)
   std::vector<int32_t> args;
-  uint64_t flops = 0;     // floating-point operations per call, counted by the compiler (0: unknown)
+  uint64_t flops = 0;     // operations per call of `op_kind`, counted by the compiler (0: unknown)
+  OpKind op_kind = OpKind::kFloat;
 };
 
 struct Plan {
@@ -382,6 +388,7 @@ inline std::string encode_plan(const Plan& p) {
     e.str(k.fused_ops);
     e.ids(k.args);
     e.u64(k.flops);
+    e.u8(static_cast<uint8_t>(k.op_kind));
   }
   e.ids(p.inputs);
   e.ids(p.outputs);
@@ -413,6 +420,9 @@ inline Plan decode_plan(std::string_view section, const std::string& what) {
     k.fused_ops = d.str("kernel fused ops");
     k.args = d.ids("kernel arguments");
     k.flops = d.u64("kernel flops");
+    const uint8_t kind = d.u8("kernel op kind");
+    if (kind > static_cast<uint8_t>(OpKind::kInt8)) d.fail("unknown kernel op kind");
+    k.op_kind = static_cast<OpKind>(kind);
     p.kernels.push_back(std::move(k));
   }
   p.inputs = d.ids("plan inputs");

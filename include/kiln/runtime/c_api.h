@@ -172,6 +172,11 @@ KILN_RUNTIME_API int kiln_executor_profile_report_with_peak(const KilnExecutor* 
  * the flag "<< below roofline", explained in a line after the totals. 0 for either: no check. */
 KILN_RUNTIME_API int kiln_executor_profile_report_with_roofline(const KilnExecutor* executor, double peak_gflops,
                                                                 double bandwidth_gbps, char** out_text);
+/* The same with the int8 kernels (those the compiler counted in int8 ops) rated in GOP/s against
+ * int8_peak_gops, the machine's int8 peak for the threads used (0: unknown). */
+KILN_RUNTIME_API int kiln_executor_profile_report_with_int8_peak(const KilnExecutor* executor, double peak_gflops,
+                                                                 double bandwidth_gbps, double int8_peak_gops,
+                                                                 char** out_text);
 
 #ifdef __cplusplus
 } /* extern "C" */

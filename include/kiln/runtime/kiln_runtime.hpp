@@ -233,10 +233,11 @@ class Executor {
     return p;
   }
   // peak_gflops: the machine's peak for the threads used, for the % of peak column; with
-  // bandwidth_gbps (its memory bandwidth) also the roofline check (0: unknown).
-  std::string profile_report(double peak_gflops = 0, double bandwidth_gbps = 0) const {
+  // bandwidth_gbps (its memory bandwidth) also the roofline check; int8_peak_gops: the int8 peak
+  // for the int8 kernels' GOP/s (0: unknown).
+  std::string profile_report(double peak_gflops = 0, double bandwidth_gbps = 0, double int8_peak_gops = 0) const {
     char* text = nullptr;
-    check(kiln_executor_profile_report_with_roofline(executor_, peak_gflops, bandwidth_gbps, &text));
+    check(kiln_executor_profile_report_with_int8_peak(executor_, peak_gflops, bandwidth_gbps, int8_peak_gops, &text));
     std::string s(text);
     kiln_free_text(text);
     return s;

@@ -14,6 +14,12 @@
 //   reads the weights back from the packed words. `narrow` (weights proven in [-64, 64]) only
 //   selects the kernel's dot-product form; `colsum` is the kernel's zero-point term (the
 //   reference recomputes the sum over the taps inside the input instead).
+//   int8_pack_depthwise_weights(w s8 [C, 1, KH, KW]; b) -> s8 [C/b, KH, KW, b]: (cb, kh, kw, j)
+//     holds w[cb*b + j, 0, kh, kw] (a channel block's weights of one tap are one vector).
+//   int8_depthwise_conv2d(x u8 [N, C/b, H, W, b], packed_w, colsum i32 [C], bias i32 [C],
+//               scale f32 [C]; strides, pads, dilations, x_zero_point, y_zero_point, clamp_min,
+//               clamp_max) -> u8 [N, C/b, OH, OW, b]: the depthwise form (groups = C = M) of the
+//     same formula, channel c reading only input channel c (topi::int8::int8_depthwise_conv2d).
 #include <algorithm>
 #include <cstring>
 
@@ -26,6 +32,8 @@ namespace {
 constexpr const char* kPack = "int8_pack_conv_weights";
 constexpr const char* kSums = "int8_conv_weight_sums";
 constexpr const char* kConv = "int8_conv2d";
+constexpr const char* kPackDw = "int8_pack_depthwise_weights";
+constexpr const char* kDw = "int8_depthwise_conv2d";
 
 void require_dtype(const std::string& op, int index, const std::string& name, const TensorType& t, DType want) {
   if (t.dtype != want) fail_unsupported_dtype(op, index, name, t.dtype, dtype_name(want));
@@ -105,6 +113,13 @@ std::vector<TensorType> infer_conv(const std::vector<TensorType>& in, const Attr
   return {{DType::kU8, {x.shape[0], pw.shape[0], oh, ow, pw.shape[4]}}};
 }
 
+// clamp(R(f32(acc + bias) * scale) + y_zp, lo, hi) with the i32 sum wrapping modulo 2^32.
+uint8_t requantize_one(int64_t acc, int32_t bias, float scale, const Attrs& attrs) {
+  const int64_t lo = std::max<int64_t>(0, attrs.get_int("clamp_min")), hi = std::min<int64_t>(255, attrs.get_int("clamp_max"));
+  const auto sum = static_cast<int32_t>(static_cast<uint32_t>(acc) + static_cast<uint32_t>(bias));
+  return static_cast<uint8_t>(clamp_int(round_quant(static_cast<float>(sum) * scale) + attrs.get_int("y_zero_point"), lo, hi));
+}
+
 std::vector<NDArray> reference_conv(const std::vector<NDArray>& in, const Attrs& attrs, const std::vector<TensorType>& out) {
   const NDArray& xa = in[0];
   const bool blocked = xa.shape().size() == 5;
@@ -114,8 +129,7 @@ std::vector<NDArray> reference_conv(const std::vector<NDArray>& in, const Attrs&
   const auto& s = attrs.get_ints("strides");
   const auto& p = attrs.get_ints("pads");
   const auto& dl = attrs.get_ints("dilations");
-  const int64_t xzp = attrs.get_int("x_zero_point"), yzp = attrs.get_int("y_zero_point");
-  const int64_t lo = std::max<int64_t>(0, attrs.get_int("clamp_min")), hi = std::min<int64_t>(255, attrs.get_int("clamp_max"));
+  const int64_t xzp = attrs.get_int("x_zero_point");
   auto x = xa.data<uint8_t>();
   auto pw = in[1].data<int32_t>();
   auto bias = in[3].data<int32_t>();
@@ -143,14 +157,126 @@ std::vector<NDArray> reference_conv(const std::vector<NDArray>& in, const Attrs&
                 if (ix >= 0 && ix < W) acc += (x_at(n, c, iy, ix) - xzp) * w_at(m, c, ky, kx);
               }
             }
-          const auto sum = static_cast<int32_t>(static_cast<uint32_t>(acc) + static_cast<uint32_t>(bias[m]));
-          const int64_t q = clamp_int(round_quant(static_cast<float>(sum) * scale[m]) + yzp, lo, hi);
-          o[(((n * (M / ob) + m / ob) * OH + oy) * OW + ox) * ob + m % ob] = static_cast<uint8_t>(q);
+          o[(((n * (M / ob) + m / ob) * OH + oy) * OW + ox) * ob + m % ob] = requantize_one(acc, bias[m], scale[m], attrs);
         }
   return {y};
 }
 
+std::vector<TensorType> infer_pack_dw(const std::vector<TensorType>& in, const Attrs& attrs) {
+  require_dtype(kPackDw, 0, "w", in[0], DType::kI8);
+  require_rank(kPackDw, 0, "w", in[0], 4, "[C, 1, KH, KW]");
+  const int64_t b = attrs.get_int("b"), c = in[0].shape[0];
+  if (in[0].shape[1] != 1) fail_input(kPackDw, 0, "w", "must have one input channel per group ([C, 1, KH, KW])");
+  if (b < 1 || c % b != 0) fail_attr(kPackDw, "b", "is " + std::to_string(b) + ": it must divide C = " + std::to_string(c));
+  return {{DType::kI8, {c / b, in[0].shape[2], in[0].shape[3], b}}};
+}
+
+std::vector<NDArray> reference_pack_dw(const std::vector<NDArray>& in, const Attrs&, const std::vector<TensorType>& out) {
+  const Shape& os = out[0].shape;
+  const int64_t KH = os[1], KW = os[2], b = os[3];
+  auto w = in[0].data<int8_t>();
+  NDArray y = NDArray::empty(DType::kI8, os);
+  auto o = y.mutable_data<int8_t>();
+  for (int64_t cb = 0; cb < os[0]; ++cb)
+    for (int64_t kh = 0; kh < KH; ++kh)
+      for (int64_t kw = 0; kw < KW; ++kw)
+        for (int64_t j = 0; j < b; ++j) o[((cb * KH + kh) * KW + kw) * b + j] = w[((cb * b + j) * KH + kh) * KW + kw];
+  return {y};
+}
+
+std::vector<TensorType> infer_dw(const std::vector<TensorType>& in, const Attrs& attrs) {
+  const TensorType &x = in[0], &pw = in[1];
+  require_dtype(kDw, 0, "x", x, DType::kU8);
+  require_rank(kDw, 0, "x", x, 5, "[N, C/b, H, W, b]");
+  require_dtype(kDw, 1, "packed_w", pw, DType::kI8);
+  require_rank(kDw, 1, "packed_w", pw, 4, "[C/b, KH, KW, b] (int8_pack_depthwise_weights)");
+  if (pw.shape[0] != x.shape[1] || pw.shape[3] != x.shape[4]) fail_input(kDw, 1, "packed_w", "does not match x's channel blocks");
+  const int64_t c = x.shape[1] * x.shape[4];
+  const char* names[3] = {"colsum", "bias", "scale"};
+  for (int i = 2; i < 5; ++i) {
+    require_dtype(kDw, i, names[i - 2], in[i], i == 4 ? DType::kF32 : DType::kI32);
+    if (in[i].shape != Shape{c}) fail_input(kDw, i, names[i - 2], "must be [C] = [" + std::to_string(c) + "]");
+  }
+  const auto& s = ints_of_size(kDw, attrs, "strides", 2);
+  const auto& p = ints_of_size(kDw, attrs, "pads", 4);
+  const auto& d = ints_of_size(kDw, attrs, "dilations", 2);
+  const int64_t oh = sliding_output_size(kDw, 0, x.shape[2], pw.shape[1], s[0], d[0], p[0], p[2], false);
+  const int64_t ow = sliding_output_size(kDw, 1, x.shape[3], pw.shape[2], s[1], d[1], p[1], p[3], false);
+  return {{DType::kU8, {x.shape[0], x.shape[1], oh, ow, x.shape[4]}}};
+}
+
+std::vector<NDArray> reference_dw(const std::vector<NDArray>& in, const Attrs& attrs, const std::vector<TensorType>& out) {
+  const Shape &xs = in[0].shape(), &ps = in[1].shape(), &os = out[0].shape;
+  const int64_t N = xs[0], CB = xs[1], H = xs[2], W = xs[3], b = xs[4], KH = ps[1], KW = ps[2], OH = os[2], OW = os[3];
+  const auto& s = attrs.get_ints("strides");
+  const auto& p = attrs.get_ints("pads");
+  const auto& dl = attrs.get_ints("dilations");
+  const int64_t xzp = attrs.get_int("x_zero_point");
+  auto x = in[0].data<uint8_t>();
+  auto w = in[1].data<int8_t>();
+  auto bias = in[3].data<int32_t>();
+  auto scale = in[4].data<float>();
+  NDArray y = NDArray::empty(DType::kU8, os);
+  auto o = y.mutable_data<uint8_t>();
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t cb = 0; cb < CB; ++cb)
+      for (int64_t oy = 0; oy < OH; ++oy)
+        for (int64_t ox = 0; ox < OW; ++ox)
+          for (int64_t j = 0; j < b; ++j) {
+            int64_t acc = 0;
+            for (int64_t ky = 0; ky < KH; ++ky) {
+              const int64_t iy = oy * s[0] - p[0] + ky * dl[0];
+              if (iy < 0 || iy >= H) continue;
+              for (int64_t kx = 0; kx < KW; ++kx) {
+                const int64_t ix = ox * s[1] - p[1] + kx * dl[1];
+                if (ix < 0 || ix >= W) continue;
+                acc += (x[(((n * CB + cb) * H + iy) * W + ix) * b + j] - xzp) * w[((cb * KH + ky) * KW + kx) * b + j];
+              }
+            }
+            const int64_t c = cb * b + j;
+            o[(((n * CB + cb) * OH + oy) * OW + ox) * b + j] = requantize_one(acc, bias[c], scale[c], attrs);
+          }
+  return {y};
+}
+
+// Geometry and requantization attributes shared by int8_conv2d and int8_depthwise_conv2d.
+std::vector<AttrSpec> conv_requantize_attrs() {
+  return {
+      {"strides", AttrKind::kInts, AttrValue(std::vector<int64_t>{1, 1}), "[sh, sw]"},
+      {"pads", AttrKind::kInts, AttrValue(std::vector<int64_t>{0, 0, 0, 0}), "[top, left, bottom, right]"},
+      {"dilations", AttrKind::kInts, AttrValue(std::vector<int64_t>{1, 1}), "[dh, dw]"},
+      {"x_zero_point", AttrKind::kInt, AttrValue(int64_t{0}), "u8 input zero point"},
+      {"y_zero_point", AttrKind::kInt, AttrValue(int64_t{0}), "u8 output zero point"},
+      {"clamp_min", AttrKind::kInt, AttrValue(int64_t{0}), "lowest output value"},
+      {"clamp_max", AttrKind::kInt, AttrValue(int64_t{255}), "highest output value"},
+  };
+}
+
 }  // namespace
+
+KILN_REGISTER_OP(int8_pack_depthwise_weights) {
+  OpDef d;
+  d.name = kPackDw;
+  d.doc = "s8 depthwise weights [C, 1, KH, KW] -> [C/b, KH, KW, b] (a channel block per tap)";
+  d.min_inputs = d.max_inputs = 1;
+  d.attrs = {{"b", AttrKind::kInt, AttrValue(int64_t{16}), "channels per block"}};
+  d.infer_type = infer_pack_dw;
+  d.reference = reference_pack_dw;
+  d.pattern = OpPattern::kInjective;
+  return with_arity_check(std::move(d));
+}
+
+KILN_REGISTER_OP(int8_depthwise_conv2d) {
+  OpDef d;
+  d.name = kDw;
+  d.doc = "u8 x s8 depthwise convolution on NCHW[b]c with the requantize epilogue (the fast int8 kernel)";
+  d.min_inputs = d.max_inputs = 5;
+  d.attrs = conv_requantize_attrs();
+  d.infer_type = infer_dw;
+  d.reference = reference_dw;
+  d.pattern = OpPattern::kOpaque;  // the epilogue is part of the kernel
+  return with_arity_check(std::move(d));
+}
 
 KILN_REGISTER_OP(int8_pack_conv_weights) {
   OpDef d;
@@ -180,17 +306,9 @@ KILN_REGISTER_OP(int8_conv2d) {
   d.name = kConv;
   d.doc = "u8 x s8 convolution with the requantize epilogue, u8 NCHW[ob]c output (the fast int8 kernel)";
   d.min_inputs = d.max_inputs = 5;
-  d.attrs = {
-      {"strides", AttrKind::kInts, AttrValue(std::vector<int64_t>{1, 1}), "[sh, sw]"},
-      {"pads", AttrKind::kInts, AttrValue(std::vector<int64_t>{0, 0, 0, 0}), "[top, left, bottom, right]"},
-      {"dilations", AttrKind::kInts, AttrValue(std::vector<int64_t>{1, 1}), "[dh, dw]"},
-      {"channels", AttrKind::kInt, std::nullopt, "input channels C"},
-      {"x_zero_point", AttrKind::kInt, AttrValue(int64_t{0}), "u8 input zero point"},
-      {"y_zero_point", AttrKind::kInt, AttrValue(int64_t{0}), "u8 output zero point"},
-      {"clamp_min", AttrKind::kInt, AttrValue(int64_t{0}), "lowest output value"},
-      {"clamp_max", AttrKind::kInt, AttrValue(int64_t{255}), "highest output value"},
-      {"narrow", AttrKind::kInt, AttrValue(int64_t{0}), "1: weights proven in [-64, 64] (narrow dot product)"},
-  };
+  d.attrs = conv_requantize_attrs();
+  d.attrs.push_back({"channels", AttrKind::kInt, std::nullopt, "input channels C"});
+  d.attrs.push_back({"narrow", AttrKind::kInt, AttrValue(int64_t{0}), "1: weights proven in [-64, 64] (narrow dot product)"});
   d.infer_type = infer_conv;
   d.reference = reference_conv;
   d.pattern = OpPattern::kOpaque;  // the epilogue is part of the kernel

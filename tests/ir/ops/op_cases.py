@@ -629,6 +629,7 @@ def build_cases():
     op_cases_quant.add_int8_conv_cases(case, rng)
     import op_cases_int8_matmul
     op_cases_int8_matmul.add_cases(case, rng)
+    op_cases_quant.add_int8_depthwise_cases(case, rng)
 
     return CASES
 

@@ -102,3 +102,33 @@ def add_int8_conv_cases(case, rng):
     case("int8_conv2d_nchw_in", "int8_conv2d", [x, packed, sums, bias, scale], [y],
          {"strides": list(strides), "pads": list(pads), "dilations": list(dil), "channels": C,
           "x_zero_point": xzp, "y_zero_point": yzp, "clamp_min": yzp, "clamp_max": 255}, rtol=0, atol=0)
+
+
+def add_int8_depthwise_cases(case, rng):
+    """int8_pack_depthwise_weights and int8_depthwise_conv2d (AlterInt8Layout's depthwise ops,
+    src/ir/ops/int8_conv.cc): the packing checked with numpy, the convolution against a PyTorch
+    float64 depthwise convolution (groups = C) of the zero-point-shifted integers followed by the
+    f32 requantize steps of docs/int8.md, on NCHW[b]c data."""
+    import numpy as np
+    import torch
+    import torch.nn.functional as F
+
+    f32 = np.float32
+    C, KH, KW, b = 8, 3, 3, 4
+    w = rng.integers(-128, 128, size=(C, 1, KH, KW)).astype(np.int8)
+    packed = np.ascontiguousarray(w.reshape(C // b, b, KH, KW).transpose(0, 2, 3, 1))
+    case("int8_pack_depthwise_weights_b4", "int8_pack_depthwise_weights", [w], [packed], {"b": b}, rtol=0, atol=0)
+    sums = w.astype(np.int64).sum(axis=(1, 2, 3)).astype(np.int32)
+    x = rng.integers(0, 256, size=(1, C, 7, 6)).astype(np.uint8)
+    xzp, yzp, hi = 90, 5, 200
+    bias = rng.integers(-500, 500, size=C).astype(np.int32)
+    scale = rng.uniform(1e-3, 1e-2, size=C).astype(f32)
+    strides, pads = (2, 1), (1, 0, 1, 2)
+    acc = F.conv2d(F.pad(torch.from_numpy(x.astype(np.float64) - xzp), (pads[1], pads[3], pads[0], pads[2])),
+                   torch.from_numpy(w.astype(np.float64)), stride=strides, groups=C).numpy().astype(np.int64)
+    y = np.rint((acc + bias[None, :, None, None]).astype(f32) * scale[None, :, None, None]) + yzp
+    y = np.clip(y, yzp, hi).astype(np.uint8)  # ReLU6-style clamps [zero point, hi]
+    blocked = lambda t: np.ascontiguousarray(t.reshape(t.shape[0], C // b, b, t.shape[2], t.shape[3]).transpose(0, 1, 3, 4, 2))
+    case("int8_depthwise_conv2d_nchw4c", "int8_depthwise_conv2d", [blocked(x), packed, sums, bias, scale], [blocked(y)],
+         {"strides": list(strides), "pads": list(pads), "dilations": [1, 1], "x_zero_point": xzp, "y_zero_point": yzp,
+          "clamp_min": yzp, "clamp_max": hi}, rtol=0, atol=0)
