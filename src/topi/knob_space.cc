@@ -137,6 +137,12 @@ KnobSpace knob_space(const ComputeResult& result, const codegen::Target& target)
       add(space, def, "tile_ow", range(1, 8), 1, a.shape()[3]);
       break;
     }
+    case ScheduleKind::kInt8Matmul: {
+      // Rows of u8 activations per register tile (n_block: the packed weight layout, fixed).
+      const tir::Tensor a = result.parts.at("anchor");
+      add(space, def, "tile_m", {1, 2, 3, 4, 6, 8}, 1, std::max<int64_t>(1, a.shape()[a.shape().size() - 2]));
+      break;
+    }
   }
   return space;
 }
