@@ -5,6 +5,7 @@
 #include <cinttypes>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <map>
 
 #include "kiln/ir/text.h"
@@ -194,12 +195,19 @@ class Parser {
     TensorType type;
     if (!parse_dtype(t.text, &type.dtype)) error(t, "a dtype (f32, f64, f16, bf16, i8, u8, i16, u16, i32, u32, i64, u64, bool)");
     expect_punct("[");
+    // The element count and the byte size must fit in int64 (numel() and nbytes() multiply
+    // unchecked, and a constant's values are counted against numel()).
+    const int64_t max_numel = std::numeric_limits<int64_t>::max() / static_cast<int64_t>(dtype_size(type.dtype));
+    int64_t numel = 1;
     if (!is_punct("]")) {
       do {
         Token d = expect(Tok::kNumber, "a dimension");
         char* end = nullptr;
+        errno = 0;
         long long v = std::strtoll(d.text.c_str(), &end, 10);
-        if (*end != '\0' || v < 0) error(d, "a non-negative integer dimension");
+        if (*end != '\0' || v < 0 || errno == ERANGE) error(d, "a non-negative integer dimension");
+        if (v != 0 && numel > max_numel / v) error(d, "a dimension that keeps the tensor's byte size within 64 bits");
+        numel *= v;
         type.shape.push_back(v);
       } while (accept_punct(","));
     }

@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 
+#include "import_limits.h"
 #include "kiln/support/error.h"
 #include "onnx_node.h"
 
@@ -79,6 +80,7 @@ std::vector<Value> convert_constant_of_shape(ImportContext& ctx) {
   if (value && value->numel() != 1) ctx.fail_attr("value", "must hold one element");
   DType dtype = value ? value->dtype() : DType::kF32;
   double fill = value ? value->get_as_double(0) : 0.0;
+  checked_tensor_size(dtype, shape, ctx.node_subject() + ": the constant it makes");
   NDArray out = NDArray::empty(dtype, shape);
   if (fill != 0.0) {
     for (int64_t i = 0; i < out.numel(); ++i) out.set_from_double(i, fill);
