@@ -1,5 +1,6 @@
 // Parser of the graph IR's text form (grammar: docs/ir.md; printer: printer.cc). A hand-written
 // lexer + recursive descent; every error names line:column and what was expected.
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cinttypes>
@@ -7,6 +8,7 @@
 #include <cstdlib>
 #include <limits>
 #include <map>
+#include <set>
 
 #include "kiln/ir/text.h"
 #include "kiln/support/error.h"
@@ -39,6 +41,7 @@ class Parser {
         Token name = expect(Tok::kValue, "an input name like %x");
         expect_punct(":");
         TensorType type = parse_type();
+        claim_node_name(name);
         NodePtr node = make_input(display(name), type);
         define(name, node->output(0));
         inputs.push_back(node);
@@ -53,7 +56,12 @@ class Parser {
     do {
       outputs.push_back(use(expect(Tok::kValue, "a value like %3")));
       expect_ident("as");
-      names.push_back(expect(Tok::kString, "an output name string").text);
+      Token name = expect(Tok::kString, "an output name string");
+      if (name.text.empty()) error(name, "a non-empty output name");
+      if (std::find(names.begin(), names.end(), name.text) != names.end()) {
+        error(name, "a new output name; \"" + name.text + "\" names an output already");
+      }
+      names.push_back(name.text);
     } while (accept_punct(","));
     expect_punct("}");
     if (cur_.kind != Tok::kEnd) error(cur_, "the end of the text");
@@ -186,6 +194,7 @@ class Parser {
         }
       }
     }
+    claim_node_name(result);
     define(result, make_constant(display(result), data)->output(0));
   }
 
@@ -284,6 +293,13 @@ class Parser {
   void define(const Token& name, Value value) {
     if (symbols_.count(name.text)) error(name, "a new name; %" + display(name) + " is already defined");
     symbols_[name.text] = std::move(value);
+  }
+
+  // Inputs and constants are named nodes: their names (%x and %"x" alike) must be unique.
+  void claim_node_name(const Token& name) {
+    if (!node_names_.insert(display(name)).second) {
+      error(name, "a new name; an input or constant is already named \"" + display(name) + "\"");
+    }
   }
 
   Value use(const Token& name) {
@@ -432,6 +448,7 @@ class Parser {
   int col_ = 1;
   Token cur_;
   std::map<std::string, Value> symbols_;
+  std::set<std::string> node_names_;  // display names of inputs and constants
 };
 
 }  // namespace
