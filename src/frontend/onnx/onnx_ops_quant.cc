@@ -242,6 +242,7 @@ Value integer_conv(ImportContext& ctx, size_t wi, const Value& xzp, const Value&
 
 std::vector<Value> convert_conv_integer(ImportContext& ctx) {
   const Value x = ctx.input(0), w = ctx.input(1);
+  if (w.type().rank() == 0) ctx.fail_invalid(input_name(ctx, 1, "w") + " is a scalar, not a 3-D or 4-D weight");
   const Value xzp = zero_point_input(ctx, 2, "x_zero_point", x.type().dtype, 1);
   const Value wzp = zero_point_input(ctx, 3, "w_zero_point", w.type().dtype, w.type().shape.at(0));
   return {integer_conv(ctx, 1, xzp, wzp)};

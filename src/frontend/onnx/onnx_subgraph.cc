@@ -54,6 +54,10 @@ void convert_node(ImportContext& ctx, const OnnxNode& node) {
       ctx.fail_attr(name, "has a kind Kiln does not read (sparse tensor or list of strings/tensors/graphs)");
     }
   }
+  if (node.outputs.empty()) {
+    throw UserError(UserErrorKind::kParse, ctx.node_subject(), "has no outputs (every ONNX operator has at least one)",
+                    "the file is corrupt");
+  }
   std::vector<ir::Value> outs;
   try {
     outs = it->second(ctx);
