@@ -305,6 +305,9 @@ int64_t rows_of(const Value& a) { return a.type().rank() >= 2 ? a.type().shape[a
 
 std::vector<Value> convert_matmul_integer(ImportContext& ctx) {
   const Value a = ctx.input(0), b = ctx.input(1);
+  if (a.type().rank() == 0 || b.type().rank() == 0) {
+    ctx.fail_invalid(input_name(ctx, a.type().rank() == 0 ? 0 : 1, a.type().rank() == 0 ? "a" : "b") + " is a scalar; MatMulInteger needs rank 1 or more");
+  }
   const Value azp = zero_point_input(ctx, 2, "a_zero_point", a.type().dtype, rows_of(a));
   const Value bzp = zero_point_input(ctx, 3, "b_zero_point", b.type().dtype, b.type().shape.back());
   return {integer_matmul(ctx, 0, 1, azp, bzp)};
