@@ -79,14 +79,14 @@ PY
     len=8192 ;;
   npy)
     find "$root/tests" "$build" -maxdepth 4 -name '*.npy' -size -64k 2>/dev/null | head -200 |
-      while read -r f; do cp -n "$f" "$corpus/$(basename "$(dirname "$f")")_$(basename "$f")"; done
+      while read -r f; do cp -n "$f" "$corpus/$(basename "$(dirname "$f")")_$(basename "$f")"; done || true  # head closes the pipe
     len=65536 ;;
   artifact)
     if [ -x "$kiln" ] && [ ! -f "$corpus/tiny-cnn.so" ]; then
       "$kiln" compile --example tiny-cnn -o "$corpus/tiny-cnn.so" >/dev/null
     fi
     find "$build" -maxdepth 2 -name '*.so' -size -200k ! -name 'lib*' 2>/dev/null | head -20 |
-      while read -r f; do cp -n "$f" "$corpus/"; done
+      while read -r f; do cp -n "$f" "$corpus/"; done || true
     len=131072 ;;
   runtime_api)
     if [ -z "${KILN_FUZZ_ARTIFACT:-}" ] && [ -x "$kiln" ]; then
