@@ -67,7 +67,12 @@ void convert_node(ImportContext& ctx, const OnnxNode& node) {
                     "ran out of memory while converting (a constant or a value evaluated at import is too large)",
                     "the model is corrupt, or this machine lacks the memory to import it");
   }
-  KILN_ICHECK(outs.size() <= node.outputs.size()) << node.op_type << " converter gave " << outs.size() << " outputs";
+  if (outs.size() > node.outputs.size()) {  // converters return optional trailing outputs only when named
+    throw UserError(UserErrorKind::kParse, ctx.node_subject(),
+                    "names " + std::to_string(node.outputs.size()) + " outputs; the operator requires " +
+                        std::to_string(outs.size()),
+                    "the file is corrupt");
+  }
   for (size_t k = 0; k < node.outputs.size(); ++k) {
     if (node.outputs[k].empty()) continue;
     if (k >= outs.size() || !outs[k].defined()) {
