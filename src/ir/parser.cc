@@ -1,11 +1,14 @@
 // Parser of the graph IR's text form (grammar: docs/ir.md; printer: printer.cc). A hand-written
 // lexer + recursive descent; every error names line:column and what was expected.
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cinttypes>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <map>
+#include <set>
 
 #include "kiln/ir/text.h"
 #include "kiln/support/error.h"
@@ -38,6 +41,7 @@ class Parser {
         Token name = expect(Tok::kValue, "an input name like %x");
         expect_punct(":");
         TensorType type = parse_type();
+        claim_node_name(name);
         NodePtr node = make_input(display(name), type);
         define(name, node->output(0));
         inputs.push_back(node);
@@ -52,7 +56,12 @@ class Parser {
     do {
       outputs.push_back(use(expect(Tok::kValue, "a value like %3")));
       expect_ident("as");
-      names.push_back(expect(Tok::kString, "an output name string").text);
+      Token name = expect(Tok::kString, "an output name string");
+      if (name.text.empty()) error(name, "a non-empty output name");
+      if (std::find(names.begin(), names.end(), name.text) != names.end()) {
+        error(name, "a new output name; \"" + name.text + "\" names an output already");
+      }
+      names.push_back(name.text);
     } while (accept_punct(","));
     expect_punct("}");
     if (cur_.kind != Tok::kEnd) error(cur_, "the end of the text");
@@ -185,6 +194,7 @@ class Parser {
         }
       }
     }
+    claim_node_name(result);
     define(result, make_constant(display(result), data)->output(0));
   }
 
@@ -194,12 +204,19 @@ class Parser {
     TensorType type;
     if (!parse_dtype(t.text, &type.dtype)) error(t, "a dtype (f32, f64, f16, bf16, i8, u8, i16, u16, i32, u32, i64, u64, bool)");
     expect_punct("[");
+    // The element count and the byte size must fit in int64 (numel() and nbytes() multiply
+    // unchecked, and a constant's values are counted against numel()).
+    const int64_t max_numel = std::numeric_limits<int64_t>::max() / static_cast<int64_t>(dtype_size(type.dtype));
+    int64_t numel = 1;
     if (!is_punct("]")) {
       do {
         Token d = expect(Tok::kNumber, "a dimension");
         char* end = nullptr;
+        errno = 0;
         long long v = std::strtoll(d.text.c_str(), &end, 10);
-        if (*end != '\0' || v < 0) error(d, "a non-negative integer dimension");
+        if (*end != '\0' || v < 0 || errno == ERANGE) error(d, "a non-negative integer dimension");
+        if (v != 0 && numel > max_numel / v) error(d, "a dimension that keeps the tensor's byte size within 64 bits");
+        numel *= v;
         type.shape.push_back(v);
       } while (accept_punct(","));
     }
@@ -276,6 +293,13 @@ class Parser {
   void define(const Token& name, Value value) {
     if (symbols_.count(name.text)) error(name, "a new name; %" + display(name) + " is already defined");
     symbols_[name.text] = std::move(value);
+  }
+
+  // Inputs and constants are named nodes: their names (%x and %"x" alike) must be unique.
+  void claim_node_name(const Token& name) {
+    if (!node_names_.insert(display(name)).second) {
+      error(name, "a new name; an input or constant is already named \"" + display(name) + "\"");
+    }
   }
 
   Value use(const Token& name) {
@@ -424,6 +448,7 @@ class Parser {
   int col_ = 1;
   Token cur_;
   std::map<std::string, Value> symbols_;
+  std::set<std::string> node_names_;  // display names of inputs and constants
 };
 
 }  // namespace

@@ -2,6 +2,7 @@
 // current node's inputs and attributes, errors naming the node) and constant folding.
 #include "kiln/ref/executor.h"
 #include "kiln/support/error.h"
+#include "import_limits.h"
 #include "onnx_node.h"
 
 namespace kiln::frontend::onnx_import {
@@ -183,6 +184,11 @@ std::vector<Value> ImportContext::call(const std::string& op, std::vector<Value>
   if (!all_constant || !def->reference) {
     for (int i = 0; i < node->num_outputs(); ++i) outs.push_back(node->output(i));
     return outs;
+  }
+  // Folding allocates the outputs: a tiny model (Expand/ConstantOfShape/Tile of a constant to a
+  // huge shape) must be refused here with a message, not with std::bad_alloc or the OOM killer.
+  for (const ir::TensorType& t : node->output_types()) {
+    onnx_import::checked_tensor_size(t.dtype, t.shape, node_subject() + " (evaluating " + op + " at import)");
   }
   std::vector<NDArray> arrays;
   for (const Value& a : args) arrays.push_back(a.node->as_constant().data());

@@ -36,7 +36,7 @@ TensorSize checked_tensor_size(ir::DType dtype, const ir::Shape& shape, const st
     else if (count > std::numeric_limits<uint64_t>::max() / static_cast<uint64_t>(d)) too_big = true;
     else count *= static_cast<uint64_t>(d);
   }
-  if (empty) return {};
+  if (empty && !too_big) return {};  // (dimensions that overflow beside a 0 are refused too)
   if (too_big || count > limit / std::max<uint64_t>(elem, 1)) {
     throw UserError(UserErrorKind::kInvalidArgument, subject,
                     "shape " + ir::shape_to_string(shape) + " needs " +
@@ -45,6 +45,14 @@ TensorSize checked_tensor_size(ir::DType dtype, const ir::Shape& shape, const st
                     "the file is corrupt, or set KILN_MAX_TENSOR_BYTES if this machine should try");
   }
   return {static_cast<int64_t>(count), static_cast<size_t>(count * elem)};
+}
+
+int64_t checked_dimension(double value, const std::string& subject) {
+  if (!(value >= 0.0 && value <= 0x1p62)) {
+    throw UserError(UserErrorKind::kInvalidArgument, subject,
+                    "computes a dimension of " + std::to_string(value) + ", outside 0..2^62", "the file is corrupt");
+  }
+  return static_cast<int64_t>(value);
 }
 
 }  // namespace kiln::frontend::onnx_import

@@ -32,6 +32,11 @@ uint64_t max_tensor_bytes();
 // that overflow and sizes above max_tensor_bytes(), naming `subject`.
 TensorSize checked_tensor_size(ir::DType dtype, const ir::Shape& shape, const std::string& subject);
 
+// A dimension computed in floating point (an output size from scales, a Range's length): NaN and
+// values outside [0, 2^62] are refused, naming `subject`, before the cast to int64 (which would be
+// undefined behaviour).
+int64_t checked_dimension(double value, const std::string& subject);
+
 }  // namespace kiln::frontend::onnx_import
 
 #endif  // KILN_SRC_FRONTEND_ONNX_IMPORT_LIMITS_H_

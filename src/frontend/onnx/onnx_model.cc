@@ -170,14 +170,22 @@ NDArray sparse_to_ndarray(const onnx::SparseTensorProto& sp, const std::string& 
     throw UserError(UserErrorKind::kParse, subject, "sparse tensor indices " + indices.type().to_string() + " do not fit " +
                                                         std::to_string(nnz) + " values of a rank-" + std::to_string(rank) + " tensor");
   }
+  // An index outside [0, 2^63) reads as -1 (refused below): the cast of such a double is undefined.
+  auto index_at = [&](int64_t i) -> int64_t {
+    const double v = indices.get_as_double(i);
+    return v >= 0.0 && v < 0x1p63 ? static_cast<int64_t>(v) : -1;
+  };
   for (int64_t k = 0; k < nnz; ++k) {
     int64_t flat = 0;
     if (linear) {
-      flat = static_cast<int64_t>(indices.get_as_double(k));
+      flat = index_at(k);
     } else {
       for (int64_t d = 0; d < rank; ++d) {
-        const auto idx = static_cast<int64_t>(indices.get_as_double(k * rank + d));
-        if (idx < 0 || idx >= dims[d]) flat = -1 - total;  // out of range
+        const int64_t idx = index_at(k * rank + d);
+        if (idx < 0 || idx >= dims[d]) {
+          flat = -1;  // out of range
+          break;
+        }
         flat = flat * dims[d] + idx;
       }
     }

@@ -140,6 +140,10 @@ std::vector<Value> convert_attention(ImportContext& ctx) {
   int64_t past = 0;
   if (has_past) {
     if (!(ctx.has_input(4) && ctx.has_input(5))) ctx.fail_invalid("past_key and past_value must be given together");
+    if (ctx.input(4).type().rank() != 4 || ctx.input(5).type().rank() != 4) {
+      ctx.fail_invalid("past_key and past_value must be 4-D [B, heads, S, head], not " + ctx.input(4).type().to_string() +
+                       " and " + ctx.input(5).type().to_string());
+    }
     past = ctx.input(4).type().shape.at(2);
     k = ctx.call1("concat", {ctx.input(4), k}, Attrs().set("axis", int64_t{2}));
     v = ctx.call1("concat", {ctx.input(5), v}, Attrs().set("axis", int64_t{2}));

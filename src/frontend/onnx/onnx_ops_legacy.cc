@@ -14,6 +14,7 @@
 #include <cmath>
 #include <limits>
 
+#include "import_limits.h"
 #include "kiln/support/error.h"
 #include "onnx_node.h"
 
@@ -182,7 +183,7 @@ Value resize_asymmetric(ImportContext& ctx, Value x, const std::vector<double>& 
     Shape out = v.type().shape;
     bool identity = true;
     for (size_t d = 0; d < out.size(); ++d) {
-      out[d] = static_cast<int64_t>(std::floor(static_cast<double>(out[d]) * s[d]));
+      out[d] = checked_dimension(std::floor(static_cast<double>(out[d]) * s[d]), ctx.node_subject() + ": scales");
       identity = identity && s[d] == 1.0;
     }
     if (identity) return v;

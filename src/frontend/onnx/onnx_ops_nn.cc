@@ -2,6 +2,7 @@
 // Softmax/LogSoftmax, MatMul, Gemm, LayerNormalization, Resize. Also the converter table.
 #include <cmath>
 
+#include "import_limits.h"
 #include "kiln/support/error.h"
 #include "onnx_node.h"
 
@@ -119,7 +120,7 @@ std::vector<Value> convert_resize(ImportContext& ctx) {
       }
       scales.assign(rank, 1.0);
       for (size_t i = 0; i < axes.size(); ++i) {
-        out[axes[i]] = static_cast<int64_t>(std::round(scale * static_cast<double>(in[axes[i]])));
+        out[axes[i]] = checked_dimension(std::round(scale * static_cast<double>(in[axes[i]])), ctx.node_subject() + ": sizes");
         scales[axes[i]] = scale;
       }
     } else {
@@ -132,7 +133,7 @@ std::vector<Value> convert_resize(ImportContext& ctx) {
     for (size_t i = 0; i < axes.size(); ++i) {
       if (!(given[i] > 0)) ctx.fail_invalid("scales must be positive");
       scales[axes[i]] = given[i];
-      out[axes[i]] = static_cast<int64_t>(std::floor(static_cast<double>(in[axes[i]]) * given[i]));
+      out[axes[i]] = checked_dimension(std::floor(static_cast<double>(in[axes[i]]) * given[i]), ctx.node_subject() + ": scales");
     }
   } else {
     ctx.fail_invalid("needs scales or sizes");

@@ -242,6 +242,7 @@ Value integer_conv(ImportContext& ctx, size_t wi, const Value& xzp, const Value&
 
 std::vector<Value> convert_conv_integer(ImportContext& ctx) {
   const Value x = ctx.input(0), w = ctx.input(1);
+  if (w.type().rank() == 0) ctx.fail_invalid(input_name(ctx, 1, "w") + " is a scalar, not a 3-D or 4-D weight");
   const Value xzp = zero_point_input(ctx, 2, "x_zero_point", x.type().dtype, 1);
   const Value wzp = zero_point_input(ctx, 3, "w_zero_point", w.type().dtype, w.type().shape.at(0));
   return {integer_conv(ctx, 1, xzp, wzp)};
@@ -304,6 +305,9 @@ int64_t rows_of(const Value& a) { return a.type().rank() >= 2 ? a.type().shape[a
 
 std::vector<Value> convert_matmul_integer(ImportContext& ctx) {
   const Value a = ctx.input(0), b = ctx.input(1);
+  if (a.type().rank() == 0 || b.type().rank() == 0) {
+    ctx.fail_invalid(input_name(ctx, a.type().rank() == 0 ? 0 : 1, a.type().rank() == 0 ? "a" : "b") + " is a scalar; MatMulInteger needs rank 1 or more");
+  }
   const Value azp = zero_point_input(ctx, 2, "a_zero_point", a.type().dtype, rows_of(a));
   const Value bzp = zero_point_input(ctx, 3, "b_zero_point", b.type().dtype, b.type().shape.back());
   return {integer_matmul(ctx, 0, 1, azp, bzp)};

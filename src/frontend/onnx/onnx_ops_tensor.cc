@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 
+#include "import_limits.h"
 #include "kiln/support/error.h"
 #include "onnx_node.h"
 
@@ -79,6 +80,7 @@ std::vector<Value> convert_constant_of_shape(ImportContext& ctx) {
   if (value && value->numel() != 1) ctx.fail_attr("value", "must hold one element");
   DType dtype = value ? value->dtype() : DType::kF32;
   double fill = value ? value->get_as_double(0) : 0.0;
+  checked_tensor_size(dtype, shape, ctx.node_subject() + ": the constant it makes");
   NDArray out = NDArray::empty(dtype, shape);
   if (fill != 0.0) {
     for (int64_t i = 0; i < out.numel(); ++i) out.set_from_double(i, fill);
@@ -126,6 +128,9 @@ std::vector<Value> convert_reshape(ImportContext& ctx) {
       continue;
     }
     if (target[i] < 0) ctx.fail_invalid("shape has a negative dimension " + std::to_string(target[i]));
+    if (target[i] != 0 && known > std::numeric_limits<int64_t>::max() / target[i]) {
+      ctx.fail_invalid("shape " + ir::shape_to_string(target) + " has more elements than 2^63");
+    }
     known *= target[i];
   }
   const int64_t numel = x.type().numel();
@@ -366,15 +371,18 @@ std::vector<Value> convert_range(ImportContext& ctx) {
   if (ir::is_float(dtype)) {
     const double s = start.get_as_double(0), l = limit.get_as_double(0), d = delta.get_as_double(0);
     if (d == 0) ctx.fail_invalid("delta is 0");
-    const int64_t n = std::max<int64_t>(static_cast<int64_t>(std::ceil((l - s) / d)), 0);
+    const int64_t n = checked_dimension(std::max(std::ceil((l - s) / d), 0.0), ctx.node_subject() + ": its length");
+    checked_tensor_size(dtype, {n}, ctx.node_subject());
     out = NDArray::empty(dtype, {n});
     for (int64_t i = 0; i < n; ++i) out.set_from_double(i, s + static_cast<double>(i) * d);
   } else {
     const int64_t s = static_cast<int64_t>(start.get_as_double(0)), l = static_cast<int64_t>(limit.get_as_double(0)),
                   d = static_cast<int64_t>(delta.get_as_double(0));
     if (d == 0) ctx.fail_invalid("delta is 0");
-    const int64_t span = l - s;
+    int64_t span = 0;
+    if (__builtin_sub_overflow(l, s, &span)) ctx.fail_invalid("limit - start overflows int64");
     const int64_t n = std::max<int64_t>((span / d) + ((span % d != 0 && ((span < 0) == (d < 0))) ? 1 : 0), 0);
+    checked_tensor_size(dtype, {n}, ctx.node_subject());
     out = NDArray::empty(dtype, {n});
     for (int64_t i = 0; i < n; ++i) out.set_from_double(i, static_cast<double>(s + i * d));
   }

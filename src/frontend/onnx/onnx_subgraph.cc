@@ -2,6 +2,8 @@
 // the main graph and every subgraph alike) and import_subgraph (an If branch or a Loop/Scan body
 // imported in a new scope of the ImportContext, with its formal inputs bound to given values, so
 // that control-flow converters can inline it; names of enclosing graphs stay visible).
+#include <new>
+
 #include "kiln/frontend/onnx.h"
 #include "kiln/support/error.h"
 #include "onnx_node.h"
@@ -52,8 +54,25 @@ void convert_node(ImportContext& ctx, const OnnxNode& node) {
       ctx.fail_attr(name, "has a kind Kiln does not read (sparse tensor or list of strings/tensors/graphs)");
     }
   }
-  std::vector<ir::Value> outs = it->second(ctx);
-  KILN_ICHECK(outs.size() <= node.outputs.size()) << node.op_type << " converter gave " << outs.size() << " outputs";
+  if (node.outputs.empty()) {
+    throw UserError(UserErrorKind::kParse, ctx.node_subject(), "has no outputs (every ONNX operator has at least one)",
+                    "the file is corrupt");
+  }
+  std::vector<ir::Value> outs;
+  try {
+    outs = it->second(ctx);
+  } catch (const std::bad_alloc&) {
+    // The safety net under the size checks (import_limits.h) that run before known allocations.
+    throw UserError(UserErrorKind::kInvalidArgument, ctx.node_subject(),
+                    "ran out of memory while converting (a constant or a value evaluated at import is too large)",
+                    "the model is corrupt, or this machine lacks the memory to import it");
+  }
+  if (outs.size() > node.outputs.size()) {  // converters return optional trailing outputs only when named
+    throw UserError(UserErrorKind::kParse, ctx.node_subject(),
+                    "names " + std::to_string(node.outputs.size()) + " outputs; the operator requires " +
+                        std::to_string(outs.size()),
+                    "the file is corrupt");
+  }
   for (size_t k = 0; k < node.outputs.size(); ++k) {
     if (node.outputs[k].empty()) continue;
     if (k >= outs.size() || !outs[k].defined()) {
