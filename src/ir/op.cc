@@ -1,7 +1,6 @@
 #include "kiln/ir/op.h"
 
 #include <algorithm>
-#include <cmath>
 
 #include "kiln/support/error.h"
 
@@ -74,15 +73,6 @@ Attrs OpRegistry::validate_attrs(const OpDef& op, const Attrs& attrs) const {
       throw UserError(UserErrorKind::kInvalidArgument, "operator '" + op.name + "'",
                       "attribute '" + name + "' is " + attr_kind_name(attr_value_kind(v)) + ", expected " +
                           attr_kind_name(spec->kind));
-    }
-    // No attribute means anything as NaN (and NaN != NaN would make the validated form unstable).
-    const bool has_nan = attr_value_kind(v) == AttrKind::kFloat   ? std::isnan(std::get<double>(v))
-                         : attr_value_kind(v) == AttrKind::kFloats ? std::ranges::any_of(std::get<std::vector<double>>(v),
-                                                                                         [](double d) { return std::isnan(d); })
-                                                                   : false;
-    if (has_nan) {
-      throw UserError(UserErrorKind::kInvalidArgument, "operator '" + op.name + "'",
-                      "attribute '" + name + "' is NaN", "give it a number (the model is damaged or was exported wrongly)");
     }
     out.set(name, std::move(v));
   }

@@ -1,5 +1,6 @@
 #include "kiln/ir/verifier.h"
 
+#include <cmath>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -7,6 +8,33 @@
 #include "kiln/support/error.h"
 
 namespace kiln::ir {
+
+namespace {
+
+// Attribute equality in which NaN equals NaN: a NaN value (a Pad fill, a Clip bound) is a valid
+// attribute, and its validated form is itself.
+bool same_double(double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)); }
+
+bool same_attrs(const Attrs& a, const Attrs& b) {
+  if (a.values().size() != b.values().size()) return false;
+  for (auto ia = a.values().begin(), ib = b.values().begin(); ia != a.values().end(); ++ia, ++ib) {
+    if (ia->first != ib->first || ia->second.index() != ib->second.index()) return false;
+    if (const auto* da = std::get_if<double>(&ia->second)) {
+      if (!same_double(*da, std::get<double>(ib->second))) return false;
+    } else if (const auto* va = std::get_if<std::vector<double>>(&ia->second)) {
+      const auto& vb = std::get<std::vector<double>>(ib->second);
+      if (va->size() != vb.size()) return false;
+      for (size_t k = 0; k < va->size(); ++k) {
+        if (!same_double((*va)[k], vb[k])) return false;
+      }
+    } else if (!(ia->second == ib->second)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
 
 std::vector<std::string> verify_graph(const Graph& graph) {
   std::vector<std::string> problems;
@@ -59,7 +87,7 @@ std::vector<std::string> verify_graph(const Graph& graph) {
     if (!args_ok) continue;
     try {
       Attrs attrs = OpRegistry::global().validate_attrs(call.op(), call.attrs());
-      if (!(attrs == call.attrs())) problems.push_back(where + ": attributes are not in validated form");
+      if (!same_attrs(attrs, call.attrs())) problems.push_back(where + ": attributes are not in validated form");
       auto types = call.op().infer_type(in_types, attrs);
       if (types != call.output_types()) {
         std::string got, want;
