@@ -264,6 +264,7 @@ std::vector<Value> convert_qlinear_conv(ImportContext& ctx) {
   const Value x = ctx.input(0), w = ctx.input(3);
   require_8bit(ctx, 0, "x");
   require_8bit(ctx, 3, "w");
+  if (w.type().rank() < 3) ctx.fail_invalid(input_name(ctx, 3, "w") + " is " + w.type().to_string() + ", not a 3-D or 4-D weight");
   const int64_t m = w.type().shape.at(0);
   const Value xs = scale_input(ctx, 1, "x_scale", x.type().shape, 1);
   if (ir::shape_numel(xs.type().shape) != 1) ctx.fail_unsupported(input_name(ctx, 1, "x_scale") + " is per axis", "the input scale is per tensor");

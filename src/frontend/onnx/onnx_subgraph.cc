@@ -3,6 +3,7 @@
 // imported in a new scope of the ImportContext, with its formal inputs bound to given values, so
 // that control-flow converters can inline it; names of enclosing graphs stay visible).
 #include <new>
+#include <stdexcept>
 
 #include "kiln/frontend/onnx.h"
 #include "kiln/support/error.h"
@@ -66,6 +67,12 @@ void convert_node(ImportContext& ctx, const OnnxNode& node) {
     throw UserError(UserErrorKind::kInvalidArgument, ctx.node_subject(),
                     "ran out of memory while converting (a constant or a value evaluated at import is too large)",
                     "the model is corrupt, or this machine lacks the memory to import it");
+  } catch (const std::out_of_range& e) {
+    // The safety net under the converters' own shape checks: an operand of a rank the converter
+    // indexes past (found by fuzzing; each case also gets its own check with a precise message).
+    throw UserError(UserErrorKind::kInvalidArgument, ctx.node_subject(),
+                    std::string("has an input of a rank or size its operator does not take (") + e.what() + ")",
+                    "check the node's input shapes against the ONNX operator's definition");
   }
   if (outs.size() > node.outputs.size()) {  // converters return optional trailing outputs only when named
     throw UserError(UserErrorKind::kParse, ctx.node_subject(),
