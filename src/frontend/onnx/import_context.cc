@@ -91,7 +91,7 @@ std::vector<int64_t> ImportContext::constant_ints(size_t i, const std::string& w
   if (ir::is_float(a.dtype())) fail_invalid("input " + std::to_string(i) + " (" + what + ") must be an integer tensor");
   std::vector<int64_t> out;
   for (int64_t k = 0; k < a.numel(); ++k) {
-    out.push_back(a.dtype() == ir::DType::kI64 ? a.data<int64_t>()[k] : static_cast<int64_t>(a.get_as_double(k)));
+    out.push_back(checked_integer_element(a, k, node_subject() + ": input " + std::to_string(i) + " (" + what + ")"));
   }
   return out;
 }

@@ -55,4 +55,14 @@ int64_t checked_dimension(double value, const std::string& subject) {
   return static_cast<int64_t>(value);
 }
 
+int64_t checked_integer_element(const ir::NDArray& a, int64_t k, const std::string& subject) {
+  if (a.dtype() == ir::DType::kI64) return a.data<int64_t>()[k];
+  const double value = a.get_as_double(k);
+  if (!(value >= -0x1p63 && value < 0x1p63)) {
+    throw UserError(UserErrorKind::kInvalidArgument, subject,
+                    "holds " + std::to_string(value) + ", outside the int64 range", "the file is corrupt");
+  }
+  return static_cast<int64_t>(value);
+}
+
 }  // namespace kiln::frontend::onnx_import

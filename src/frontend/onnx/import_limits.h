@@ -13,6 +13,7 @@
 #include <string>
 
 #include "kiln/ir/dtype.h"
+#include "kiln/ir/ndarray.h"
 
 namespace kiln::frontend::onnx_import {
 
@@ -36,6 +37,11 @@ TensorSize checked_tensor_size(ir::DType dtype, const ir::Shape& shape, const st
 // values outside [0, 2^62] are refused, naming `subject`, before the cast to int64 (which would be
 // undefined behaviour).
 int64_t checked_dimension(double value, const std::string& subject);
+
+// Element k of an integer tensor as int64: exact for i64; other integer dtypes (read through
+// double) outside int64's range (a u64 above 2^63 - 1) are refused, naming `subject`, before a cast
+// that would be undefined behaviour.
+int64_t checked_integer_element(const ir::NDArray& a, int64_t k, const std::string& subject);
 
 }  // namespace kiln::frontend::onnx_import
 

@@ -376,11 +376,14 @@ std::vector<Value> convert_range(ImportContext& ctx) {
     out = NDArray::empty(dtype, {n});
     for (int64_t i = 0; i < n; ++i) out.set_from_double(i, s + static_cast<double>(i) * d);
   } else {
-    const int64_t s = static_cast<int64_t>(start.get_as_double(0)), l = static_cast<int64_t>(limit.get_as_double(0)),
-                  d = static_cast<int64_t>(delta.get_as_double(0));
+    const int64_t s = checked_integer_element(start, 0, ctx.node_subject() + ": start"),
+                  l = checked_integer_element(limit, 0, ctx.node_subject() + ": limit"),
+                  d = checked_integer_element(delta, 0, ctx.node_subject() + ": delta");
     if (d == 0) ctx.fail_invalid("delta is 0");
     int64_t span = 0;
-    if (__builtin_sub_overflow(l, s, &span)) ctx.fail_invalid("limit - start overflows int64");
+    if (__builtin_sub_overflow(l, s, &span) || (d == -1 && span == std::numeric_limits<int64_t>::min())) {
+      ctx.fail_invalid("limit - start overflows int64");
+    }
     const int64_t n = std::max<int64_t>((span / d) + ((span % d != 0 && ((span < 0) == (d < 0))) ? 1 : 0), 0);
     checked_tensor_size(dtype, {n}, ctx.node_subject());
     out = NDArray::empty(dtype, {n});
@@ -425,7 +428,7 @@ std::vector<Value> convert_scatter_nd(ImportContext& ctx) {
   for (int64_t u = 0; u < n_updates; ++u) {
     int64_t flat = 0;
     for (int64_t j = 0; j < k; ++j) {
-      int64_t idx = static_cast<int64_t>(indices.get_as_double(u * k + j));
+      int64_t idx = checked_integer_element(indices, u * k + j, ctx.node_subject() + ": indices");
       if (idx < 0) idx += ds[j];
       if (idx < 0 || idx >= ds[j]) ctx.fail_invalid("index " + std::to_string(idx) + " is out of range for dimension " + std::to_string(j));
       flat = flat * ds[j] + idx;
