@@ -6,7 +6,10 @@
 //               zero_point = round(-lo / scale); a zero range gets scale 1, zero point 0.
 //   weight      int8 symmetric per output channel (Conv: axis 0; MatMul [K, N]: axis 1; Gemm: the
 //               N axis): scale = max|w| / 127 (63 with reduce_range), q = round_half_even(w / scale).
-//   bias        int32, scale = s_x * s_w per channel, zero point 0.
+//   bias        int32, scale = s_x * s_w per channel, zero point 0 (after --bias-correction:
+//               quantize_bias_correction.cc).
+// --equalize rescales conv pairs first (quantize_equalize.cc); the equalized f32 weights are what
+// the calibration model runs and what is quantized.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -243,7 +246,7 @@ struct ErrorSums {
 // One quantization: selection, calibration, parameters, the written model and its error report.
 QuantizeReport quantize_once(const QuantizeOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
-  const qdq::ModelFacts f = qdq::read_model_facts(o.model_path);
+  qdq::ModelFacts f = qdq::read_model_facts(o.model_path);
   if (f.opset < 13) {
     throw UserError(UserErrorKind::kUnsupported, o.model_path,
                     "opset " + std::to_string(f.opset) + ": the QDQ model needs per-channel QuantizeLinear/DequantizeLinear (opset 13)",
@@ -253,6 +256,14 @@ QuantizeReport quantize_once(const QuantizeOptions& o) {
   QuantizeReport report;
   report.output_path = o.output_path;
   report.notes = sel.notes;
+  qdq::QdqPlan plan;
+  if (o.equalize) {
+    quantize_detail::EqualizeResult eq = quantize_detail::equalize_cross_layer(f);
+    for (const auto& [name, value] : eq.values) f.float_initializers[name] = value;
+    plan.float_values = std::move(eq.values);
+    report.notes.push_back("--equalize: " + std::to_string(eq.pairs) + " Conv pairs equalized (" + std::to_string(eq.sweeps) + " sweeps)");
+    report.notes.insert(report.notes.end(), eq.notes.begin(), eq.notes.end());
+  }
 
   std::map<std::string, std::vector<int>> consumers;
   for (const auto& n : f.nodes) {
@@ -302,10 +313,15 @@ QuantizeReport quantize_once(const QuantizeOptions& o) {
   }
 
   std::unique_ptr<CompiledModel> f32;
-  qdq::QdqPlan plan;
+  std::map<std::string, quantize_detail::MeanInput> means;  // inputs of the layers whose bias is corrected
+  if (o.bias_correction) {
+    for (const Selected& s : sel.nodes) {
+      if (s.weight >= 0 && s.bias >= 0) means.emplace(f.nodes[static_cast<size_t>(s.node)].inputs[0], quantize_detail::MeanInput());
+    }
+  }
   if (!set.samples.empty()) {
     if (o.progress) *o.progress << "compiling the f32 model with " << extra.size() << " calibration outputs\n";
-    f32 = std::make_unique<CompiledModel>(qdq::model_bytes_with_outputs(o.model_path, extra), o.model_path, shapes, o.target,
+    f32 = std::make_unique<CompiledModel>(qdq::model_bytes_with_outputs(o.model_path, extra, plan.float_values), o.model_path, shapes, o.target,
                                           "f32 with calibration outputs");
     const bool histogram = o.method != CalibrationMethod::kMinMax;
     std::vector<std::string> calibrated;
@@ -336,6 +352,15 @@ QuantizeReport quantize_once(const QuantizeOptions& o) {
           collectors[static_cast<size_t>(i)].add(p, n);
         }
       });
+      for (auto& [t, mean] : means) {
+        auto it = std::find(set.names.begin(), set.names.end(), t);
+        if (it != set.names.end()) {
+          const ir::NDArray& a = sample[static_cast<size_t>(it - set.names.begin())];
+          if (a.dtype() == ir::DType::kF32) mean.add(static_cast<const float*>(a.raw_data()), a.shape());
+        } else if (int64_t n = 0; const float* p = f32->f32_output(t, &n)) {
+          mean.add(p, f32->f32_output_shape(t));
+        }
+      }
       progress.step();
     }
     for (size_t i = 0; i < calibrated.size(); ++i) {
@@ -368,7 +393,16 @@ QuantizeReport quantize_once(const QuantizeOptions& o) {
     if (s.bias >= 0) {
       const std::string& bname = n.inputs[static_cast<size_t>(s.bias)];
       const float sx = plan.activations.at(n.inputs[0]).scale;
-      plan.replacements.push_back({s.node, s.bias, bname + "_" + label(n), quantize_bias(f.float_initializers.at(bname), sx, w.scales)});
+      ir::NDArray bias = f.float_initializers.at(bname);
+      if (auto m = means.find(n.inputs[0]); m != means.end()) {
+        std::string why;
+        if (quantize_detail::corrected_bias(n, f.float_initializers.at(wname), w, m->second, &bias, &why)) {
+          ++report.bias_corrected;
+        } else {
+          report.notes.push_back(n.op_type + " " + label(n) + ": bias not corrected (" + why + ")");
+        }
+      }
+      plan.replacements.push_back({s.node, s.bias, bname + "_" + label(n), quantize_bias(bias, sx, w.scales)});
     }
   }
   for (int k : sel.dynamic) {
@@ -476,6 +510,7 @@ std::string QuantizeReport::summary() const {
   s << "quantized model: " << output_path << "\n";
   s << "  " << quantized_nodes << " nodes quantized statically, " << dynamic_nodes << " dynamically; " << activations
     << " activation tensors with QuantizeLinear/DequantizeLinear\n";
+  if (bias_corrected > 0) s << "  --bias-correction: " << bias_corrected << " biases corrected\n";
   s << "  calibration: " << samples << " samples in " << calibration_seconds << " s; total " << total_seconds << " s\n";
   for (const auto& n : notes) s << "  note: " << n << "\n";
   s.precision(4);

@@ -2,6 +2,8 @@
 //   quantize_calibration_set.cc  reads and checks the calibration samples
 //   quantize_range.cc            per-tensor range collection (minmax, histogram percentile, KL entropy)
 //   quantize_runner.cc           compiles an ONNX model with Kiln and runs it sample by sample
+//   quantize_equalize.cc         cross-layer equalization of conv pairs (--equalize)
+//   quantize_bias_correction.cc  mean input patches and the bias correction (--bias-correction)
 //   quantize.cc                  node selection, parameters, the plan, the error report
 #ifndef KILN_DRIVER_QUANTIZE_PARTS_H_
 #define KILN_DRIVER_QUANTIZE_PARTS_H_
@@ -70,12 +72,50 @@ class CompiledModel {
   void run(const std::vector<std::string>& input_names, const std::vector<ir::NDArray>& inputs);
   // Output `name` of the last run when it is f32 (else null), with its element count.
   const float* f32_output(const std::string& name, int64_t* numel) const;
+  // The shape of output `name` in the last run (empty when there is no such f32 output).
+  ir::Shape f32_output_shape(const std::string& name) const;
   bool has_f32_output(const std::string& name) const;
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// The element-wise mean of a layer's input over the calibration samples (the batch axis averaged
+// too), for bias correction (quantize_bias_correction.cc).
+class MeanInput {
+ public:
+  void add(const float* data, const ir::Shape& shape);
+  int64_t count() const { return count_; }
+  const ir::Shape& shape() const { return shape_; }  // batch 1
+  std::vector<double> mean() const {
+    std::vector<double> m(sum_);
+    for (double& v : m) v /= static_cast<double>(count_);
+    return m;
+  }
+
+ private:
+  ir::Shape shape_;
+  std::vector<double> sum_;
+  int64_t count_ = 0;
+};
+
+// Bias correction of Conv/Gemm node `n` whose f32 weight `w` is quantized to `w_quantized`:
+// `bias` becomes bias - E[(W_q - W) x] (per output channel; x's mean from `input`). False, with
+// `why`, for a form it does not handle (the bias is then left as it is).
+bool corrected_bias(const frontend::qdq::ModelNode& n, const ir::NDArray& w, const frontend::qdq::QuantizedInitializer& w_quantized,
+                    const MeanInput& input, ir::NDArray* bias, std::string* why);
+
+// Cross-layer equalization (quantize_equalize.cc): new values of the f32 weights and biases of
+// the equalized Conv pairs (the model computes the same function with them), the pairs' count,
+// the sweeps run, and a note per pair left alone (e.g. ReLU6 between the convs).
+struct EqualizeResult {
+  std::map<std::string, ir::NDArray> values;
+  std::vector<std::string> notes;
+  int pairs = 0;
+  int sweeps = 0;
+};
+EqualizeResult equalize_cross_layer(const frontend::qdq::ModelFacts& facts);
 
 // Progress on a stream: a redrawn bar when it is a terminal, else a line at each quarter.
 class Progress {

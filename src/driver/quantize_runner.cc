@@ -87,6 +87,13 @@ const float* CompiledModel::f32_output(const std::string& name, int64_t* numel) 
   return static_cast<const float*>(v.data);
 }
 
+ir::Shape CompiledModel::f32_output_shape(const std::string& name) const {
+  auto it = impl_->outputs.find(name);
+  if (it == impl_->outputs.end()) return {};
+  const DLTensor& v = impl_->exec->output(it->second);
+  return ir::Shape(v.shape, v.shape + v.ndim);
+}
+
 Progress::Progress(std::ostream* out, std::string what, int total)
     : out_(out), what_(std::move(what)), total_(total), tty_(out == &std::cerr && isatty(STDERR_FILENO)) {}
 

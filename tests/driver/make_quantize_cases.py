@@ -8,6 +8,12 @@ Writes into OUT_DIR:
   digits_f32_accuracy.txt PyTorch's f32 test accuracy (percent)
   mlp.onnx                a 2-layer MLP on [1, 4, 16] (MatMul + Add, Gemm-free), for --dynamic
   mlp_calib.npy           f32 [16, 4, 16]
+  invres_relu.onnx        a MobileNetV2-like net (stem, two inverted-residual blocks with a depthwise
+  invres_relu6.onnx       conv, 1x1 head, pooling, linear) on [1, 3, 32, 32], ReLU resp. ReLU6 (Clip),
+                          random weights with batch norms of widely spread per-channel scales (folded
+                          into the convs on export, as in trained models): the cross-layer
+                          equalization and bias correction cases
+  invres_calib.npy        f32 [32, 3, 32, 32] calibration inputs; invres_test.npy f32 [8, 3, 32, 32]
 Seeds are fixed; training takes a few seconds on one core.
 """
 import os
@@ -43,6 +49,37 @@ class Mlp(torch.nn.Module):
 
     def forward(self, x):
         return self.l2(torch.nn.functional.gelu(self.l1(x)))
+
+
+class InvertedResidualNet(torch.nn.Module):
+    def __init__(self, act):
+        super().__init__()
+        nn = torch.nn
+
+        def cba(cin, cout, k, stride=1, groups=1, with_act=True):
+            layers = [nn.Conv2d(cin, cout, k, stride, k // 2, groups=groups, bias=False), nn.BatchNorm2d(cout)]
+            return nn.Sequential(*(layers + ([act()] if with_act else [])))
+
+        self.stem = cba(3, 16, 3, 2)
+        self.blocks = nn.ModuleList([
+            nn.Sequential(cba(16, 64, 1), cba(64, 64, 3, groups=64), cba(64, 16, 1, with_act=False)) for _ in range(2)])
+        self.head = cba(16, 32, 1)
+        self.fc = nn.Linear(32, 10)
+        g = torch.Generator().manual_seed(3)
+        for m in self.modules():
+            if isinstance(m, nn.BatchNorm2d):  # per-channel scales spread over ~2 decades, as after training
+                c = m.num_features
+                m.weight.data = torch.exp(torch.randn(c, generator=g))
+                m.bias.data = 0.5 * torch.randn(c, generator=g)
+                m.running_mean.data = 0.2 * torch.randn(c, generator=g)
+                m.running_var.data = torch.exp(torch.randn(c, generator=g))
+
+    def forward(self, x):
+        x = self.stem(x)
+        for b in self.blocks:
+            x = x + b(x)
+        x = self.head(x).mean(dim=(2, 3))
+        return self.fc(x)
 
 
 def main(out):
@@ -83,6 +120,14 @@ def main(out):
     torch.onnx.export(mlp, torch.zeros(1, 4, 16), os.path.join(out, "mlp.onnx"), input_names=["x"], output_names=["y"],
                       opset_version=13, do_constant_folding=True)
     np.save(os.path.join(out, "mlp_calib.npy"), np.random.RandomState(1).randn(16, 4, 16).astype(np.float32))
+    for name, act in (("invres_relu", torch.nn.ReLU), ("invres_relu6", torch.nn.ReLU6)):
+        torch.manual_seed(4)
+        net = InvertedResidualNet(act).eval()
+        torch.onnx.export(net, torch.zeros(1, 3, 32, 32), os.path.join(out, name + ".onnx"), input_names=["input"],
+                          output_names=["output"], opset_version=13, do_constant_folding=True)
+    rng = np.random.RandomState(5)
+    np.save(os.path.join(out, "invres_calib.npy"), rng.randn(32, 3, 32, 32).astype(np.float32))
+    np.save(os.path.join(out, "invres_test.npy"), rng.randn(8, 3, 32, 32).astype(np.float32))
     print("digits: f32 test accuracy %.2f%% on %d images" % (acc, len(xte)))
 
 

@@ -1,6 +1,7 @@
 // `kiln quantize MODEL.onnx --calibration FILE.npy|DIR|NAME=FILE.npy ... -o MODEL.int8.onnx
 //  [--method minmax|percentile|entropy] [--percentile P] [--skip NODE ...] [--dynamic] [--reduce-range]
-//  [--input-shape NAME:D0,...] [--report-samples N] [--error-threshold X] [--auto-skip]`: post-training
+//  [--input-shape NAME:D0,...] [--report-samples N] [--error-threshold X] [--auto-skip]
+//  [--equalize] [--bias-correction]`: post-training
 // quantization into a standard QDQ ONNX model (src/driver/quantize.cc, docs/int8.md). Also the
 // quantization options `kiln compile --quantize int8` shares (add_quantize_options).
 #include <iostream>
@@ -31,6 +32,10 @@ void add_quantize_options(CLI::App* cmd, QuantizeCliOptions* o) {
                   "Also write the fake-quantized f32 twin of the QDQ model (same numerics in f32 ops) to this file");
   cmd->add_option("--error-threshold", o->error_threshold, "Flag layers that add more relative L2 error than this (default 0.05)");
   cmd->add_flag("--auto-skip", o->auto_skip, "Keep the layers the error report flags in f32 and quantize again");
+  cmd->add_flag("--equalize", o->equalize,
+                "Cross-layer equalization: rescale Conv -> [Relu] -> Conv pairs (an exact f32 rewrite) before calibration");
+  cmd->add_flag("--bias-correction", o->bias_correction,
+                "Correct Conv/Gemm biases by the mean output error of weight quantization (measured on the calibration data)");
 }
 
 driver::QuantizeOptions to_quantize_options(const QuantizeCliOptions& o, const std::string& model, const std::string& output,
@@ -47,6 +52,8 @@ driver::QuantizeOptions to_quantize_options(const QuantizeCliOptions& o, const s
   q.report_samples = o.report_samples;
   q.error_threshold = o.error_threshold;
   q.auto_skip = o.auto_skip;
+  q.equalize = o.equalize;
+  q.bias_correction = o.bias_correction;
   q.target = target;
   q.fake_quant_path = o.fake_quant_path;
   for (const auto& spec : input_shapes) frontend::parse_input_shape_option(spec, &q.input_shapes);

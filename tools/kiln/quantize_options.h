@@ -21,6 +21,8 @@ struct QuantizeCliOptions {
   int report_samples = 4;
   double error_threshold = 0.05;
   bool auto_skip = false;
+  bool equalize = false;
+  bool bias_correction = false;
   std::string fake_quant_path;
 };
 

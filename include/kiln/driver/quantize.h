@@ -13,6 +13,10 @@
 //   4. Error report: compiles the fake-quantized f32 twin of the written model and compares, on a
 //      few calibration samples, every quantized layer's output (and the model outputs) with f32.
 //      With auto_skip, the flagged layers are kept in f32 and the model is quantized again.
+// Options that reduce the error (docs/int8.md "Accuracy"): equalize (cross-layer equalization of
+// Conv -> [ReLU] -> Conv pairs, an exact rescaling of the f32 weights, before calibration) and
+// bias_correction (each Conv/Gemm bias minus the mean output shift its weight quantization causes,
+// measured with the calibration samples' mean input).
 // Dynamic mode (options.dynamic): MatMul/Gemm with constant weights become DynamicQuantizeLinear +
 // MatMulInteger (ONNX Runtime's quantize_dynamic form); no calibration is needed (samples, when
 // given, feed the error report).
@@ -61,6 +65,8 @@ struct QuantizeOptions {
   int report_samples = 4;       // samples the error report runs (0: no report)
   double error_threshold = 0.05;  // layers adding more relative L2 error than this are flagged
   bool auto_skip = false;         // keep the flagged layers in f32 and quantize again (needs the report)
+  bool equalize = false;          // cross-layer equalization of Conv pairs before calibration
+  bool bias_correction = false;   // correct Conv/Gemm biases by the mean weight-quantization error
   std::ostream* progress = nullptr;  // progress lines (a bar when it is a terminal's stderr); null: none
 };
 
@@ -82,6 +88,7 @@ struct QuantizeReport {
   int quantized_nodes = 0;   // static Conv/MatMul/Gemm + activation-only nodes
   int dynamic_nodes = 0;
   int activations = 0;       // tensors with a QuantizeLinear/DequantizeLinear pair
+  int bias_corrected = 0;    // layers whose bias --bias-correction changed
   std::vector<std::string> notes;  // nodes left in f32 and why, folded activations
   std::vector<LayerError> layers;  // worst first
   std::vector<LayerError> outputs;  // the model outputs

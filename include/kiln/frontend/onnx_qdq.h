@@ -38,6 +38,8 @@ struct ModelNode {
   std::vector<std::string> outputs;
   std::map<std::string, int64_t> ints;  // INT attributes
   std::map<std::string, float> floats;  // FLOAT attributes
+  std::map<std::string, std::vector<int64_t>> int_lists;  // INTS attributes (pads, strides, ...)
+  std::map<std::string, std::string> strings;  // STRING attributes (auto_pad, ...)
   bool has_subgraph = false;
 };
 
@@ -57,13 +59,16 @@ struct ModelFacts {
   std::vector<ModelNode> nodes;  // in file order
   std::set<std::string> initializer_names;
   std::map<std::string, ir::NDArray> float_initializers;  // f32 initializers, read
+  std::map<std::string, double> scalar_constants;  // outputs of one-element f32 Constant nodes (Clip bounds)
 };
 
 // Reads the model at `path`. UserError for an unreadable or malformed file.
 ModelFacts read_model_facts(const std::string& path);
 
-// The model at `path` (serialized ModelProto) with `tensors` appended to its graph outputs.
-std::string model_bytes_with_outputs(const std::string& path, const std::vector<std::string>& tensors);
+// The model at `path` (serialized ModelProto) with `tensors` appended to its graph outputs and
+// the f32 initializers named in `float_values` given those values (same shape; see QdqPlan).
+std::string model_bytes_with_outputs(const std::string& path, const std::vector<std::string>& tensors,
+                                     const std::map<std::string, ir::NDArray>& float_values = {});
 
 // Per-tensor quantization of an activation: q = saturate(round_half_even(x / scale) + zero_point).
 struct ActivationQuant {
@@ -98,6 +103,10 @@ struct DynamicMatMul {
 };
 
 struct QdqPlan {
+  // f32 initializers given new values of the same shape before anything else is rewritten (the
+  // cross-layer-equalized weights of `kiln quantize --equalize`); an initializer that is also
+  // replaced below is replaced by its quantized form.
+  std::map<std::string, ir::NDArray> float_values;
   std::map<std::string, ActivationQuant> activations;
   std::vector<InputReplacement> replacements;
   std::vector<DynamicMatMul> dynamic;

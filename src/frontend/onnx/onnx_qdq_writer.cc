@@ -57,6 +57,25 @@ bool dtype_of_elem(int t, DType* out) {
   }
 }
 
+// Gives the f32 initializers named in `values` their new values (same shape, checked).
+void set_float_values(onnx::GraphProto* g, const std::map<std::string, NDArray>& values) {
+  size_t found = 0;
+  for (auto& t : *g->mutable_initializer()) {
+    auto it = values.find(t.name());
+    if (it == values.end()) continue;
+    const NDArray& a = it->second;
+    KILN_ICHECK(a.dtype() == DType::kF32 && t.data_type() == onnx::TensorProto::FLOAT && a.shape().size() == static_cast<size_t>(t.dims_size()))
+        << "onnx_qdq_writer: new value of initializer '" << t.name() << "' does not match it";
+    for (int d = 0; d < t.dims_size(); ++d) KILN_ICHECK(t.dims(d) == a.shape()[static_cast<size_t>(d)]) << t.name();
+    t.clear_float_data();
+    t.clear_external_data();
+    t.clear_data_location();
+    t.set_raw_data(a.raw_data(), a.nbytes());
+    ++found;
+  }
+  KILN_ICHECK(found == values.size()) << "onnx_qdq_writer: a new f32 value names no initializer";
+}
+
 // Every name the graph (and its subgraphs) uses, to make fresh ones.
 class NameSet {
  public:
@@ -280,6 +299,13 @@ ModelFacts read_model_facts(const std::string& path) {
     for (const auto& a : p.attribute()) {
       if (a.type() == onnx::AttributeProto::INT) n.ints[a.name()] = a.i();
       if (a.type() == onnx::AttributeProto::FLOAT) n.floats[a.name()] = a.f();
+      if (a.type() == onnx::AttributeProto::INTS) n.int_lists[a.name()].assign(a.ints().begin(), a.ints().end());
+      if (a.type() == onnx::AttributeProto::STRING) n.strings[a.name()] = a.s();
+      if (n.op_type == "Constant" && a.name() == "value" && a.has_t() && a.t().data_type() == onnx::TensorProto::FLOAT &&
+          p.output_size() == 1) {
+        const NDArray v = onnx_import::onnx_tensor_to_ndarray(a.t(), model_dir(path), path + ": Constant '" + p.name() + "'");
+        if (v.numel() == 1) f.scalar_constants[p.output(0)] = v.get_as_double(0);
+      }
       if (a.has_g() || a.graphs_size() > 0) n.has_subgraph = true;
     }
     f.nodes.push_back(std::move(n));
@@ -287,8 +313,10 @@ ModelFacts read_model_facts(const std::string& path) {
   return f;
 }
 
-std::string model_bytes_with_outputs(const std::string& path, const std::vector<std::string>& tensors) {
+std::string model_bytes_with_outputs(const std::string& path, const std::vector<std::string>& tensors,
+                                     const std::map<std::string, NDArray>& float_values) {
   onnx::ModelProto model = parse_model(path);
+  set_float_values(model.mutable_graph(), float_values);
   std::set<std::string> present;
   for (const auto& vi : model.graph().output()) present.insert(vi.name());
   for (const auto& t : tensors) {
@@ -308,6 +336,7 @@ std::string write_qdq_model(const std::string& path, const QdqPlan& plan, QdqFor
                       "export the model with opset 13 or newer (torch.onnx.export(..., opset_version=13))");
     }
   }
+  set_float_values(g, plan.float_values);
   Rewriter rw(g, form);
   std::set<std::string> produced;
   for (const auto& n : g->node()) produced.insert(n.output().begin(), n.output().end());

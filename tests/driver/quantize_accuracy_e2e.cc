@@ -1,0 +1,180 @@
+// The accuracy options of kiln quantize (src/driver/quantize_equalize.cc,
+// quantize_bias_correction.cc) on the MobileNetV2-like nets of make_quantize_cases.py
+// (invres_relu / invres_relu6: inverted-residual blocks with depthwise convs, batch norms of spread
+// per-channel scales folded into the weights):
+//   - cross-layer equalization is an exact rewrite: the equalized f32 model, compiled by Kiln, gives
+//     the original's outputs within 1e-5 relative L2 on inputs it never saw; the equalized pairs'
+//     weight ranges match per channel; ReLU6 pairs are left alone, with a note.
+//   - bias correction removes the mean error that weight quantization adds: per output channel of
+//     every Conv, the mean (over samples and positions) of fake-quantized minus f32 is smaller with it.
+// Skips when the fixture could not run (no torch/onnx/sklearn).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+
+#include "driver/quantize_parts.h"
+#include "kiln/driver/quantize.h"
+#include "kiln/frontend/onnx_qdq.h"
+#include "kiln/ir/npy.h"
+
+namespace kiln {
+namespace {
+
+namespace fs = std::filesystem;
+namespace qdq = frontend::qdq;
+using driver::quantize_detail::CompiledModel;
+
+const fs::path kCases = fs::path(KILN_BINARY_DIR) / "quantize_cases";
+
+#define SKIP_IF_NO_CASES()                                                                            \
+  if (!fs::exists(kCases / "invres_relu.onnx"))                                                       \
+  GTEST_SKIP() << "no models in " << kCases                                                           \
+               << ": tests/driver/make_quantize_cases.py (fixture driver.make_quantize_cases) failed; " \
+                  "it needs /usr/bin/python3 with torch, onnx and sklearn (python3-sklearn)"
+
+const fs::path kTmp = fs::temp_directory_path() / ("kiln-quantize-accuracy-test-" + std::to_string(getpid()));
+struct RemoveTmp {
+  ~RemoveTmp() {
+    std::error_code ec;
+    fs::remove_all(kTmp, ec);
+  }
+} remove_tmp;
+
+fs::path tmp(const std::string& name) {
+  fs::create_directories(kTmp);
+  return kTmp / name;
+}
+
+ir::NDArray sample(const ir::NDArray& stacked, int64_t i) {
+  ir::Shape shape = stacked.shape();
+  shape[0] = 1;
+  ir::NDArray s = ir::NDArray::empty(ir::DType::kF32, shape);
+  std::memcpy(s.mutable_raw_data(), static_cast<const char*>(stacked.raw_data()) + i * s.nbytes(), s.nbytes());
+  return s;
+}
+
+// max over the node's output channels i of |log(r1_i / r2_i)|, r1 = max|W_a[i]|, r2 = max|W_b[:, i]| (depthwise b).
+double range_imbalance(const ir::NDArray& wa, const ir::NDArray& wb) {
+  const int64_t c = wa.shape()[0], per_a = wa.numel() / c, per_b = wb.numel() / c;
+  double worst = 0;
+  for (int64_t i = 0; i < c; ++i) {
+    double r1 = 0, r2 = 0;
+    for (int64_t k = 0; k < per_a; ++k) r1 = std::max(r1, std::fabs(wa.get_as_double(i * per_a + k)));
+    for (int64_t k = 0; k < per_b; ++k) r2 = std::max(r2, std::fabs(wb.get_as_double(i * per_b + k)));
+    worst = std::max(worst, std::fabs(std::log(r1 / r2)));
+  }
+  return worst;
+}
+
+TEST(QuantizeAccuracy, EqualizationKeepsTheF32Outputs) {
+  SKIP_IF_NO_CASES();
+  const std::string model = (kCases / "invres_relu.onnx").string();
+  qdq::ModelFacts f = qdq::read_model_facts(model);
+  const auto eq = driver::quantize_detail::equalize_cross_layer(f);
+  // expand -> Relu -> depthwise and depthwise -> Relu -> project in both blocks.
+  EXPECT_EQ(eq.pairs, 4);
+  EXPECT_TRUE(eq.notes.empty());
+  std::vector<const qdq::ModelNode*> convs;
+  for (const auto& n : f.nodes) {
+    if (n.op_type == "Conv") convs.push_back(&n);
+  }
+  ASSERT_EQ(convs.size(), 8u);  // stem, 2 x (expand, depthwise, project), head
+  for (int block : {0, 1}) {
+    const auto& expand = *convs[static_cast<size_t>(1 + 3 * block)];
+    const auto& depthwise = *convs[static_cast<size_t>(2 + 3 * block)];
+    const double before = range_imbalance(f.float_initializers.at(expand.inputs[1]), f.float_initializers.at(depthwise.inputs[1]));
+    const double after = range_imbalance(eq.values.at(expand.inputs[1]), eq.values.at(depthwise.inputs[1]));
+    std::cout << "block " << block << ": max |log(r1 / r2)| " << before << " -> " << after << "\n";
+    EXPECT_GT(before, 1.0);
+    EXPECT_LT(after, 0.01);
+  }
+
+  const ir::NDArray x = ir::read_npy((kCases / "invres_test.npy").string());
+  CompiledModel original(qdq::model_bytes_with_outputs(model, {}), model, {{"input", {1, 3, 32, 32}}}, "llvm", "original");
+  CompiledModel equalized(qdq::model_bytes_with_outputs(model, {}, eq.values), model, {{"input", {1, 3, 32, 32}}}, "llvm", "equalized");
+  double dd = 0, ff = 0;
+  for (int64_t i = 0; i < x.shape()[0]; ++i) {
+    original.run({"input"}, {sample(x, i)});
+    equalized.run({"input"}, {sample(x, i)});
+    int64_t n1 = 0, n2 = 0;
+    const float* a = original.f32_output("output", &n1);
+    const float* b = equalized.f32_output("output", &n2);
+    ASSERT_EQ(n1, n2);
+    for (int64_t k = 0; k < n1; ++k) {
+      dd += (double(a[k]) - b[k]) * (double(a[k]) - b[k]);
+      ff += double(a[k]) * a[k];
+    }
+  }
+  const double rel = std::sqrt(dd / ff);
+  std::cout << "equalized vs original f32 output: relative L2 " << rel << "\n";
+  EXPECT_LT(rel, 1e-5);
+}
+
+TEST(QuantizeAccuracy, EqualizationLeavesReLU6PairsAlone) {
+  SKIP_IF_NO_CASES();
+  const auto eq = driver::quantize_detail::equalize_cross_layer(qdq::read_model_facts((kCases / "invres_relu6.onnx").string()));
+  EXPECT_EQ(eq.pairs, 0);
+  EXPECT_TRUE(eq.values.empty());
+  ASSERT_EQ(eq.notes.size(), 4u);
+  EXPECT_NE(eq.notes[0].find("Clip with a finite max"), std::string::npos) << eq.notes[0];
+}
+
+// Sum over every Conv output channel of |mean(fake-quantized - f32)| on `x`, and the same of
+// |mean(f32)| for scale, of the model `fake` (the fake-quantized twin of `model`).
+double conv_mean_error(const std::string& model, const std::string& fake, const ir::NDArray& x) {
+  const qdq::ModelFacts f = qdq::read_model_facts(model);
+  std::vector<std::string> outs;
+  for (const auto& n : f.nodes) {
+    if (n.op_type == "Conv") outs.push_back(n.outputs[0]);
+  }
+  CompiledModel a(qdq::model_bytes_with_outputs(model, outs), model, {{"input", {1, 3, 32, 32}}}, "llvm", "f32");
+  CompiledModel b(qdq::model_bytes_with_outputs(fake, outs), fake, {{"input", {1, 3, 32, 32}}}, "llvm", "fake-quantized");
+  std::vector<std::vector<double>> sums(outs.size());
+  for (int64_t i = 0; i < x.shape()[0]; ++i) {
+    a.run({"input"}, {sample(x, i)});
+    b.run({"input"}, {sample(x, i)});
+    for (size_t t = 0; t < outs.size(); ++t) {
+      int64_t n1 = 0, n2 = 0;
+      const float* p = a.f32_output(outs[t], &n1);
+      const float* q = b.f32_output(outs[t], &n2);
+      const ir::Shape shape = a.f32_output_shape(outs[t]);
+      EXPECT_EQ(n1, n2);
+      const int64_t c = shape[1], hw = n1 / c;
+      sums[t].resize(static_cast<size_t>(c), 0.0);
+      for (int64_t k = 0; k < n1; ++k) sums[t][static_cast<size_t>(k / hw)] += (double(q[k]) - p[k]) / double(hw);
+    }
+  }
+  double total = 0;
+  for (const auto& s : sums) {
+    for (double v : s) total += std::fabs(v) / static_cast<double>(x.shape()[0]);
+  }
+  return total;
+}
+
+TEST(QuantizeAccuracy, BiasCorrectionReducesTheMeanErrorPerChannel) {
+  SKIP_IF_NO_CASES();
+  const std::string model = (kCases / "invres_relu6.onnx").string();
+  double err[2];
+  for (bool correct : {false, true}) {
+    driver::QuantizeOptions o;
+    o.model_path = model;
+    o.output_path = tmp("invres.int8.onnx").string();
+    o.fake_quant_path = tmp(correct ? "invres.bc.fq.onnx" : "invres.fq.onnx").string();
+    o.calibration = {driver::parse_calibration_option((kCases / "invres_calib.npy").string())};
+    o.reduce_range = true;  // 7-bit weights: a larger weight error to correct
+    o.bias_correction = correct;
+    o.report_samples = 0;
+    const driver::QuantizeReport r = driver::quantize_model(o);
+    EXPECT_EQ(r.bias_corrected, correct ? 9 : 0) << r.summary();  // 8 Conv + the Gemm
+    err[correct] = conv_mean_error(model, o.fake_quant_path, ir::read_npy((kCases / "invres_test.npy").string()));
+  }
+  std::cout << "sum over conv channels of |mean error| on the test inputs: " << err[0] << " without, " << err[1]
+            << " with bias correction\n";
+  EXPECT_LT(err[1], 0.7 * err[0]);
+}
+
+}  // namespace
+}  // namespace kiln
