@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cmath>
 #include <fstream>
+#include <iomanip>
 #include <limits>
 #include <set>
 #include <sstream>
@@ -376,6 +377,7 @@ QuantizeReport quantize_once(const QuantizeOptions& o) {
       plan.activations[n.outputs[0]] = plan.activations[n.inputs[0]];  // max of quantized values: same grid
     }
   }
+  std::vector<quantize_detail::NodeGates> node_gates;  // for the sensitivity search
   for (const Selected& s : sel.nodes) {
     const auto& n = f.nodes[static_cast<size_t>(s.node)];
     const bool inputs_quantized = std::all_of(s.act_inputs.begin(), s.act_inputs.end(), [&](int i) {
@@ -386,6 +388,15 @@ QuantizeReport quantize_once(const QuantizeOptions& o) {
       continue;
     }
     ++report.quantized_nodes;
+    quantize_detail::NodeGates gates{s.node, {}};
+    for (int i : s.act_inputs) gates.keys.push_back(n.inputs[static_cast<size_t>(i)]);
+    const auto& c = consumers[n.outputs[0]];
+    const auto* next = c.size() == 1 ? &f.nodes[static_cast<size_t>(c[0])] : nullptr;
+    const bool folded = next && (next->op_type == "Relu" || next->op_type == "Clip") && !graph_outputs.count(n.outputs[0]);
+    gates.keys.push_back(folded ? next->outputs[0] : n.outputs[0]);
+    if (s.weight >= 0) gates.keys.push_back(n.inputs[static_cast<size_t>(s.weight)]);
+    if (s.bias >= 0) gates.keys.push_back(n.inputs[static_cast<size_t>(s.bias)] + "_" + label(n));
+    node_gates.push_back(std::move(gates));
     if (s.weight < 0) continue;
     const std::string& wname = n.inputs[static_cast<size_t>(s.weight)];
     const qdq::QuantizedInitializer w = quantize_weight(f.float_initializers.at(wname), s.weight_axis, o.reduce_range);
@@ -425,6 +436,13 @@ QuantizeReport quantize_once(const QuantizeOptions& o) {
   }
 
   const int k_samples = std::min<int>(o.report_samples, static_cast<int>(set.samples.size()));
+  if (o.skip_sensitive > 0 && k_samples > 0) {
+    for (const auto& s : quantize_detail::measure_sensitivity(o.model_path, plan, node_gates, f.outputs, set, k_samples, shapes,
+                                                              o.target, o.progress)) {
+      const auto& n = f.nodes[static_cast<size_t>(s.node)];
+      report.sensitivity.push_back({label(n), n.op_type, s.cosine});
+    }
+  }
   if (k_samples > 0 && f32) {
     if (o.progress) *o.progress << "compiling the fake-quantized model for the error report\n";
     // Each layer's output, its first input (for the error it adds), then the model outputs.
@@ -477,17 +495,24 @@ QuantizeReport quantize_once(const QuantizeOptions& o) {
 // again (calibration included: the QDQ pairs around a skipped layer change); the second report
 // is the one returned, with a note per skipped layer.
 QuantizeReport quantize_model(const QuantizeOptions& o) {
-  if (o.auto_skip && (o.report_samples <= 0 || o.calibration.empty())) {
-    throw UserError(UserErrorKind::kInvalidArgument, "--auto-skip",
+  if ((o.auto_skip || o.skip_sensitive > 0) && (o.report_samples <= 0 || o.calibration.empty())) {
+    throw UserError(UserErrorKind::kInvalidArgument, o.auto_skip ? "--auto-skip" : "--skip-sensitive",
                     "needs the per-layer error report, which runs on calibration samples",
                     "give --calibration and --report-samples of at least 1 (the default is 4)");
   }
   QuantizeReport first = quantize_once(o);
-  if (!o.auto_skip) return first;
+  if (!o.auto_skip && o.skip_sensitive <= 0) return first;
   QuantizeOptions again = o;
   std::vector<std::string> notes;
+  for (size_t i = 0; i < first.sensitivity.size() && i < static_cast<size_t>(o.skip_sensitive); ++i) {
+    const LayerSensitivity& e = first.sensitivity[i];
+    again.skip.push_back(e.node);
+    std::ostringstream note;
+    note << e.op_type << " " << e.node << ": kept in f32 (--skip-sensitive: quantized alone, the output cosine is " << e.cosine << ")";
+    notes.push_back(note.str());
+  }
   for (const LayerError& e : first.layers) {
-    if (!e.flagged) continue;
+    if (!o.auto_skip || !e.flagged || std::count(again.skip.begin(), again.skip.end(), e.node)) continue;
     again.skip.push_back(e.node);
     std::ostringstream note;
     note << e.op_type << " " << e.node << ": kept in f32 (--auto-skip: it added " << e.added
@@ -495,10 +520,12 @@ QuantizeReport quantize_model(const QuantizeOptions& o) {
     notes.push_back(note.str());
   }
   if (notes.empty()) return first;
-  if (o.progress) *o.progress << "--auto-skip: quantizing again with " << notes.size() << " layer(s) kept in f32\n";
+  if (o.progress) *o.progress << "quantizing again with " << notes.size() << " layer(s) kept in f32\n";
   again.auto_skip = false;
+  again.skip_sensitive = 0;
   QuantizeReport second = quantize_once(again);
   second.notes.insert(second.notes.end(), notes.begin(), notes.end());
+  second.sensitivity = first.sensitivity;
   second.total_seconds += first.total_seconds;
   return second;
 }
@@ -527,6 +554,13 @@ std::string QuantizeReport::summary() const {
     }
     if (static_cast<size_t>(shown) < layers.size()) s << "  (" << layers.size() - static_cast<size_t>(shown) << " more layers below)\n";
     if (flagged > 0) s << "  " << flagged << " layers above the threshold: keep the worst in f32 with --skip NODE\n";
+  }
+  if (!sensitivity.empty()) {
+    s << "sensitivity (model output cosine to f32 with only that node quantized), most sensitive first:\n";
+    for (size_t i = 0; i < sensitivity.size() && i < 15; ++i) {
+      s << "  " << std::setprecision(6) << sensitivity[i].cosine << "  " << sensitivity[i].op_type << " " << sensitivity[i].node << "\n";
+    }
+    s.precision(4);
   }
   for (const auto& e : outputs) s << "model output " << e.tensor << ": rel-L2 " << e.rel_l2 << ", cosine " << e.cosine << "\n";
   return s.str();

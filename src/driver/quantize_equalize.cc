@@ -109,6 +109,9 @@ EqualizeResult equalize_cross_layer(const qdq::ModelFacts& f) {
     const qdq::ModelNode* act = nullptr;
     if (!is_conv(*next)) {
       act = next;
+      // An activation: one data input (Clip's bounds aside); Add, Mul, Concat... are not.
+      const size_t data_inputs = act->op_type == "Clip" ? 1 : std::count_if(act->inputs.begin(), act->inputs.end(), [](const std::string& i) { return !i.empty(); });
+      if (data_inputs != 1) continue;
       next = act->outputs.size() == 1 ? only_consumer(act->outputs[0]) : nullptr;
       if (!next || !is_conv(*next)) continue;
     }

@@ -4,6 +4,7 @@
 //   quantize_runner.cc           compiles an ONNX model with Kiln and runs it sample by sample
 //   quantize_equalize.cc         cross-layer equalization of conv pairs (--equalize)
 //   quantize_bias_correction.cc  mean input patches and the bias correction (--bias-correction)
+//   quantize_sensitivity.cc      one-node-at-a-time sensitivity search (--skip-sensitive)
 //   quantize.cc                  node selection, parameters, the plan, the error report
 #ifndef KILN_DRIVER_QUANTIZE_PARTS_H_
 #define KILN_DRIVER_QUANTIZE_PARTS_H_
@@ -116,6 +117,23 @@ struct EqualizeResult {
   int sweeps = 0;
 };
 EqualizeResult equalize_cross_layer(const frontend::qdq::ModelFacts& facts);
+
+// A quantized node and what its quantization switches on: activation tensor names and
+// replacement keys (QdqPlan).
+struct NodeGates {
+  int node = 0;
+  std::vector<std::string> keys;
+};
+struct NodeSensitivity {
+  int node = 0;
+  double cosine = 1;  // model outputs, only this node quantized, against f32
+};
+// Quantizes each node of `nodes` alone (plan's parameters) on the first `samples` samples of
+// `set`; most sensitive (lowest cosine) first. One compile (the gated fake-quantized twin).
+std::vector<NodeSensitivity> measure_sensitivity(const std::string& model_path, const frontend::qdq::QdqPlan& plan,
+                                                 const std::vector<NodeGates>& nodes, const std::vector<std::string>& outputs,
+                                                 const CalibrationSet& set, int samples, const std::map<std::string, ir::Shape>& shapes,
+                                                 const std::string& target, std::ostream* progress);
 
 // Progress on a stream: a redrawn bar when it is a terminal, else a line at each quarter.
 class Progress {

@@ -76,7 +76,7 @@ TEST(QuantizeAccuracy, EqualizationKeepsTheF32Outputs) {
   const auto eq = driver::quantize_detail::equalize_cross_layer(f);
   // expand -> Relu -> depthwise and depthwise -> Relu -> project in both blocks.
   EXPECT_EQ(eq.pairs, 4);
-  EXPECT_TRUE(eq.notes.empty());
+  EXPECT_TRUE(eq.notes.empty()) << eq.notes[0];
   std::vector<const qdq::ModelNode*> convs;
   for (const auto& n : f.nodes) {
     if (n.op_type == "Conv") convs.push_back(&n);

@@ -1,7 +1,7 @@
 // `kiln quantize MODEL.onnx --calibration FILE.npy|DIR|NAME=FILE.npy ... -o MODEL.int8.onnx
 //  [--method minmax|percentile|entropy] [--percentile P] [--skip NODE ...] [--dynamic] [--reduce-range]
 //  [--input-shape NAME:D0,...] [--report-samples N] [--error-threshold X] [--auto-skip]
-//  [--equalize] [--bias-correction]`: post-training
+//  [--equalize] [--bias-correction] [--skip-sensitive N]`: post-training
 // quantization into a standard QDQ ONNX model (src/driver/quantize.cc, docs/int8.md). Also the
 // quantization options `kiln compile --quantize int8` shares (add_quantize_options).
 #include <iostream>
@@ -34,6 +34,10 @@ void add_quantize_options(CLI::App* cmd, QuantizeCliOptions* o) {
   cmd->add_flag("--auto-skip", o->auto_skip, "Keep the layers the error report flags in f32 and quantize again");
   cmd->add_flag("--equalize", o->equalize,
                 "Cross-layer equalization: rescale Conv -> [Relu] -> Conv pairs (an exact f32 rewrite) before calibration");
+  cmd->add_option("--skip-sensitive", o->skip_sensitive,
+                  "Sensitivity search: quantize each node alone on the report samples and keep the N whose output cosine "
+                  "drops most in f32, then quantize again")
+      ->check(CLI::Range(0, 1000000));
   cmd->add_flag("--bias-correction", o->bias_correction,
                 "Correct Conv/Gemm biases by the mean output error of weight quantization (measured on the calibration data)");
 }
@@ -54,6 +58,7 @@ driver::QuantizeOptions to_quantize_options(const QuantizeCliOptions& o, const s
   q.auto_skip = o.auto_skip;
   q.equalize = o.equalize;
   q.bias_correction = o.bias_correction;
+  q.skip_sensitive = o.skip_sensitive;
   q.target = target;
   q.fake_quant_path = o.fake_quant_path;
   for (const auto& spec : input_shapes) frontend::parse_input_shape_option(spec, &q.input_shapes);

@@ -23,6 +23,7 @@ struct QuantizeCliOptions {
   bool auto_skip = false;
   bool equalize = false;
   bool bias_correction = false;
+  int skip_sensitive = 0;
   std::string fake_quant_path;
 };
 

@@ -13,6 +13,8 @@
 //   4. Error report: compiles the fake-quantized f32 twin of the written model and compares, on a
 //      few calibration samples, every quantized layer's output (and the model outputs) with f32.
 //      With auto_skip, the flagged layers are kept in f32 and the model is quantized again.
+//   5. With skip_sensitive N: a sensitivity search (each node quantized alone, output cosine) and
+//      the N most sensitive nodes kept in f32, quantized again.
 // Options that reduce the error (docs/int8.md "Accuracy"): equalize (cross-layer equalization of
 // Conv -> [ReLU] -> Conv pairs, an exact rescaling of the f32 weights, before calibration) and
 // bias_correction (each Conv/Gemm bias minus the mean output shift its weight quantization causes,
@@ -67,6 +69,9 @@ struct QuantizeOptions {
   bool auto_skip = false;         // keep the flagged layers in f32 and quantize again (needs the report)
   bool equalize = false;          // cross-layer equalization of Conv pairs before calibration
   bool bias_correction = false;   // correct Conv/Gemm biases by the mean weight-quantization error
+  // Sensitivity search: quantize each node alone on report_samples calibration samples, keep the
+  // skip_sensitive nodes whose output cosine to f32 is lowest in f32, and quantize again.
+  int skip_sensitive = 0;
   std::ostream* progress = nullptr;  // progress lines (a bar when it is a terminal's stderr); null: none
 };
 
@@ -81,6 +86,13 @@ struct LayerError {
   bool flagged = false;
 };
 
+// One node's sensitivity: the model output's cosine to f32 with only this node quantized.
+struct LayerSensitivity {
+  std::string node;
+  std::string op_type;
+  double cosine = 1;
+};
+
 struct QuantizeReport {
   std::string output_path;
   int samples = 0;           // calibration samples run
@@ -92,6 +104,7 @@ struct QuantizeReport {
   std::vector<std::string> notes;  // nodes left in f32 and why, folded activations
   std::vector<LayerError> layers;  // worst first
   std::vector<LayerError> outputs;  // the model outputs
+  std::vector<LayerSensitivity> sensitivity;  // with skip_sensitive: every quantized node, most sensitive first
   double calibration_seconds = 0;   // compile + runs + range collection
   double total_seconds = 0;
   std::string summary() const;

@@ -13,6 +13,10 @@
 //     weights stored dequantized, dynamic quantization with ReduceMin/ReduceMax), so that any f32
 //     engine (Kiln's compiler included) runs the quantized model's numerics; used for the per-layer
 //     error report.
+//   - kFakeQuantGated: kFakeQuantF32 where each quantized activation and each replaced initializer
+//     is switched by its own f32 scalar graph input g (written to *gates): x + g * (fq(x) - x),
+//     so that one compiled model runs any subset of the quantization (the sensitivity search of
+//     `kiln quantize --skip-sensitive`). Dynamic nodes are not gated.
 // Graph outputs keep their names and stay f32. Initializers no node reads any more are dropped.
 // Only the main graph is rewritten (subgraph nodes read the original f32 tensors).
 #ifndef KILN_FRONTEND_ONNX_QDQ_H_
@@ -112,12 +116,15 @@ struct QdqPlan {
   std::vector<DynamicMatMul> dynamic;
 };
 
-enum class QdqForm { kStandard, kFakeQuantF32 };
+enum class QdqForm { kStandard, kFakeQuantF32, kFakeQuantGated };
 
 // Rewrites the model at `path` by `plan` (see the file comment); returns the serialized model.
 // `extra_outputs` are appended to the graph outputs (the error report reads layer outputs).
+// kFakeQuantGated: `gates` receives, for each planned activation (by tensor name) and each
+// replacement (by key), the name of the graph input (f32, shape []) that switches it on.
 std::string write_qdq_model(const std::string& path, const QdqPlan& plan, QdqForm form,
-                            const std::vector<std::string>& extra_outputs = {});
+                            const std::vector<std::string>& extra_outputs = {},
+                            std::map<std::string, std::string>* gates = nullptr);
 
 }  // namespace kiln::frontend::qdq
 

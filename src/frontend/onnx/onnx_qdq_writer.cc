@@ -157,6 +157,22 @@ class Rewriter {
     a->set_i(v);
   }
 
+  // kFakeQuantGated: a new f32 scalar graph input switching the quantization of `what`.
+  std::string gate(const std::string& what) {
+    auto* in = g_->add_input();
+    in->set_name(names_.fresh("kiln_gate_" + what));
+    in->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+    in->mutable_type()->mutable_tensor_type()->mutable_shape();  // rank 0
+    gates_[what] = in->name();
+    return in->name();
+  }
+  // x + g * (fq - x)
+  std::string gated(std::vector<onnx::NodeProto>& out, const std::string& x, const std::string& fq, const std::string& what) {
+    const std::string g = gate(what);
+    return node(out, "Add", {x, node(out, "Mul", {node(out, "Sub", {fq, x}, what), g}, what)}, what);
+  }
+  const std::map<std::string, std::string>& gates() const { return gates_; }
+
   // T -> Q -> DQ (or its f32 emulation); returns the dequantized name.
   std::string activation(std::vector<onnx::NodeProto>& out, const std::string& t, const ActivationQuant& q) {
     const bool u8 = q.dtype == DType::kU8;
@@ -175,13 +191,17 @@ class Rewriter {
     v = node(out, "Add", {v, zp}, t);
     v = node(out, "Clip", {v, lo, hi}, t);
     v = node(out, "Sub", {v, zp}, t);
-    return node(out, "Mul", {v, s}, t);
+    v = node(out, "Mul", {v, s}, t);
+    return form_ == QdqForm::kFakeQuantGated ? gated(out, t, v, t) : v;
   }
 
   // An integer initializer + DequantizeLinear (or its dequantized f32 values); returns the name.
-  std::string initializer(std::vector<onnx::NodeProto>& out, const std::string& base, const QuantizedInitializer& q) {
+  // `original`: the f32 initializer it replaces (read by the gated form).
+  std::string initializer(std::vector<onnx::NodeProto>& out, const std::string& base, const QuantizedInitializer& q,
+                          const std::string& original) {
     const NDArray& v = q.values;
     if (form_ == QdqForm::kFakeQuantF32) return add_initializer(base + "_fakequant", dequantized(q));
+    if (form_ == QdqForm::kFakeQuantGated) return gated(out, original, add_initializer(base + "_fakequant", dequantized(q)), base);
     const std::string values = add_initializer(base + "_quantized", v);
     std::string scale, zp;
     if (q.axis < 0) {
@@ -256,6 +276,7 @@ class Rewriter {
   onnx::GraphProto* g_;
   NameSet names_;
   QdqForm form_;
+  std::map<std::string, std::string> gates_;
 };
 
 }  // namespace
@@ -326,7 +347,7 @@ std::string model_bytes_with_outputs(const std::string& path, const std::vector<
 }
 
 std::string write_qdq_model(const std::string& path, const QdqPlan& plan, QdqForm form,
-                            const std::vector<std::string>& extra_outputs) {
+                            const std::vector<std::string>& extra_outputs, std::map<std::string, std::string>* gates) {
   onnx::ModelProto model = parse_model(path);
   onnx::GraphProto* g = model.mutable_graph();
   for (auto& imp : *model.mutable_opset_import()) {
@@ -351,7 +372,7 @@ std::string write_qdq_model(const std::string& path, const QdqPlan& plan, QdqFor
   std::set<std::string> dropped;  // initializers replaced
   for (const auto& r : plan.replacements) {
     auto it = by_key.find(r.key);
-    if (it == by_key.end()) it = by_key.emplace(r.key, rw.initializer(nodes, r.key, r.q)).first;
+    if (it == by_key.end()) it = by_key.emplace(r.key, rw.initializer(nodes, r.key, r.q, g->node(r.node).input(r.input))).first;
     replaced[{r.node, r.input}] = it->second;
     dropped.insert(g->node(r.node).input(r.input));
   }
@@ -397,6 +418,7 @@ std::string write_qdq_model(const std::string& path, const QdqPlan& plan, QdqFor
   ins->erase(std::remove_if(ins->begin(), ins->end(), [&](const onnx::ValueInfoProto& v) { return unused(v.name()); }),
              ins->end());
   g->clear_value_info();  // shapes/types of renamed values would be stale
+  if (gates) *gates = rw.gates();
   return model.SerializeAsString();
 }
 
