@@ -8,12 +8,15 @@
            quantized with 100 calibration inputs; int8 output cosine vs f32 on 10 other inputs
            (ONNX Runtime int8, the fake-quantized twin, Kiln int8 when it runs QDQ); the time of
            `kiln quantize`; ORT int8 vs Kiln int8 agreement.
+           --accuracy adds, for the image models, the accuracy options (docs/int8.md "Accuracy"):
+           --equalize, --bias-correction, --skip-sensitive N and their combinations.
 Inputs: images are smooth random fields (a 7x7 random grid upsampled to 224x224 plus fine noise,
 normalized per channel to mean 0 / std 1, the statistics the random-weight models' batch norms
 were recalibrated on); the encoder gets random token ids. Calibration and test inputs use
 different seeds.
 
-Usage: /usr/bin/python3 scripts/int8-check.py [--build build] [--work DIR] [--only NAME ...]
+Usage: /usr/bin/python3 scripts/int8-check.py [--build build] [--work DIR] [--only NAME ...] [--accuracy]
+       [--skip-sensitive N ...]
 Needs ONNX Runtime for node (bash ../shared/peers/setup.sh) and the built `kiln`.
 """
 import argparse
@@ -120,7 +123,7 @@ def check_digits(kiln, work):
         print(line, flush=True)
 
 
-def check_model(kiln, work, models, name, n_calib=100, n_test=10):
+def check_model(kiln, work, models, name, accuracy=False, sensitive=(), n_calib=100, n_test=10):
     model = os.path.join(models, name + ".onnx")
     if name == "bert_encoder":
         inp = "input_ids"
@@ -138,6 +141,12 @@ def check_model(kiln, work, models, name, n_calib=100, n_test=10):
         variants += [("dynamic", ["--dynamic"])]
     else:
         variants += [("static --reduce-range", ["--reduce-range"])]
+        if accuracy:
+            variants += [("--equalize", ["--equalize"]), ("--bias-correction", ["--bias-correction"]),
+                         ("--equalize --bias-correction", ["--equalize", "--bias-correction"])]
+        for n in sensitive:
+            variants += [("--skip-sensitive %d" % n, ["--skip-sensitive", str(n)]),
+                         ("--skip-sensitive %d --reduce-range" % n, ["--skip-sensitive", str(n), "--reduce-range"])]
     for label, extra in variants:
         q = os.path.join(work, name + ".int8.onnx")
         fq = os.path.join(work, name + ".fq.onnx")
@@ -148,7 +157,7 @@ def check_model(kiln, work, models, name, n_calib=100, n_test=10):
                 "(min %.4f), fake-quant %.4f (min %.4f)" % (name, label, secs, n_calib, n_test, cosine(f32, i8),
                                                              min_sample_cosine(f32, i8), cosine(f32, fqo),
                                                              min_sample_cosine(f32, fqo)))
-        if label in ("static minmax", "static --reduce-range", "dynamic"):
+        if "--equalize" not in label and "--bias-correction" not in label:
             k, err = kiln.run_samples(q, {inp: tf}, work, name + "_int8")
             if k is not None:
                 line += "; Kiln int8 cosine to f32 %.4f, to ORT int8 %.5f" % (cosine(f32, k), cosine(k, i8))
@@ -162,6 +171,8 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--work", default="/tmp/kiln-int8-check")
     ap.add_argument("--only", nargs="*", default=["digits", "resnet50", "mobilenetv2", "bert_encoder"])
+    ap.add_argument("--accuracy", action="store_true", help="also --equalize / --bias-correction variants")
+    ap.add_argument("--skip-sensitive", nargs="*", type=int, default=[], help="also --skip-sensitive N variants")
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
     kiln = Kiln(args.build)
@@ -172,7 +183,7 @@ def main():
         elif not os.path.exists(os.path.join(models, name + ".onnx")):
             print("%s: no %s/%s.onnx (run scripts/gen_test_models.py --out %s)" % (name, models, name, models))
         else:
-            check_model(kiln, args.work, models, name)
+            check_model(kiln, args.work, models, name, args.accuracy, args.skip_sensitive)
     return 0
 
 

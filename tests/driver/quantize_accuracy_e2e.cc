@@ -7,10 +7,13 @@
 //     weight ranges match per channel; ReLU6 pairs are left alone, with a note.
 //   - bias correction removes the mean error that weight quantization adds: per output channel of
 //     every Conv, the mean (over samples and positions) of fake-quantized minus f32 is smaller with it.
+//   - the sensitivity search (--skip-sensitive): its gated twin is the f32 model with every gate off;
+//     keeping the 2 most sensitive nodes in f32 brings the output closer to f32 on the test inputs.
 // Skips when the fixture could not run (no torch/onnx/sklearn).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -174,6 +177,85 @@ TEST(QuantizeAccuracy, BiasCorrectionReducesTheMeanErrorPerChannel) {
   std::cout << "sum over conv channels of |mean error| on the test inputs: " << err[0] << " without, " << err[1]
             << " with bias correction\n";
   EXPECT_LT(err[1], 0.7 * err[0]);
+}
+
+// Output cosine to f32 on the test inputs of a fake-quantized twin.
+double output_cosine(const std::string& model, const std::string& fake) {
+  const ir::NDArray x = ir::read_npy((kCases / "invres_test.npy").string());
+  CompiledModel a(qdq::model_bytes_with_outputs(model, {}), model, {{"input", {1, 3, 32, 32}}}, "llvm", "f32");
+  CompiledModel b(qdq::model_bytes_with_outputs(fake, {}), fake, {{"input", {1, 3, 32, 32}}}, "llvm", "fake-quantized");
+  double ff = 0, qq = 0, fq = 0;
+  for (int64_t i = 0; i < x.shape()[0]; ++i) {
+    a.run({"input"}, {sample(x, i)});
+    b.run({"input"}, {sample(x, i)});
+    int64_t n = 0;
+    const float* p = a.f32_output("output", &n);
+    const float* q = b.f32_output("output", &n);
+    for (int64_t k = 0; k < n; ++k) {
+      ff += double(p[k]) * p[k];
+      qq += double(q[k]) * q[k];
+      fq += double(p[k]) * q[k];
+    }
+  }
+  return fq / std::sqrt(ff * qq);
+}
+
+TEST(QuantizeAccuracy, SkipSensitiveKeepsTheMostSensitiveNodesInF32) {
+  SKIP_IF_NO_CASES();
+  const std::string model = (kCases / "invres_relu6.onnx").string();
+  double cosine[2];
+  for (int skip : {0, 2}) {
+    driver::QuantizeOptions o;
+    o.model_path = model;
+    o.output_path = tmp("invres.int8.onnx").string();
+    o.fake_quant_path = tmp("invres.fq" + std::to_string(skip) + ".onnx").string();
+    o.calibration = {driver::parse_calibration_option((kCases / "invres_calib.npy").string())};
+    o.skip_sensitive = skip;
+    const driver::QuantizeReport r = driver::quantize_model(o);
+    if (skip > 0) {
+      std::cout << r.summary();
+      ASSERT_EQ(r.sensitivity.size(), 11u);  // every quantized node: 8 Conv, 2 Add, the Gemm
+      for (size_t i = 1; i < r.sensitivity.size(); ++i) EXPECT_LE(r.sensitivity[i - 1].cosine, r.sensitivity[i].cosine);
+      for (int k = 0; k < skip; ++k) {
+        const std::string& node = r.sensitivity[static_cast<size_t>(k)].node;
+        EXPECT_TRUE(std::any_of(r.notes.begin(), r.notes.end(), [&](const std::string& n) {
+          return n.find(node + ": kept in f32 (--skip-sensitive") != std::string::npos;
+        })) << node << "\n" << r.summary();
+      }
+    }
+    cosine[skip > 0] = output_cosine(model, o.fake_quant_path);
+  }
+  std::cout << "output cosine to f32 on the test inputs: " << cosine[0] << " all quantized, " << cosine[1]
+            << " with the 2 most sensitive nodes in f32\n";
+  EXPECT_LT(1 - cosine[1], 1 - cosine[0]);
+}
+
+TEST(QuantizeAccuracy, GatedTwinWithEveryGateOffIsTheF32Model) {
+  SKIP_IF_NO_CASES();
+  const std::string model = (kCases / "invres_relu6.onnx").string();
+  // One activation of the gated form, x + g * (fq(x) - x): with g = 0 the model is the f32 one,
+  // with g = 1 a coarse grid shows in the output.
+  qdq::QdqPlan plan;
+  plan.activations["/Add_output_0"] = {0.5f, 10, ir::DType::kU8};  // a coarse grid: visible when on
+  std::map<std::string, std::string> gates;
+  const std::string bytes = qdq::write_qdq_model(model, plan, qdq::QdqForm::kFakeQuantGated, {}, &gates);
+  ASSERT_EQ(gates.size(), 1u);
+  const std::string gate = gates.at("/Add_output_0");
+  CompiledModel f32(qdq::model_bytes_with_outputs(model, {}), model, {{"input", {1, 3, 32, 32}}}, "llvm", "f32");
+  CompiledModel gated(bytes, model, {{"input", {1, 3, 32, 32}}}, "llvm", "gated");
+  const ir::NDArray x = sample(ir::read_npy((kCases / "invres_test.npy").string()), 0);
+  f32.run({"input"}, {x});
+  double diff[2];
+  for (int on : {0, 1}) {
+    gated.run({"input", gate}, {x, ir::NDArray::scalar(ir::DType::kF32, on)});
+    int64_t n = 0;
+    const float* a = f32.f32_output("output", &n);
+    const float* b = gated.f32_output("output", &n);
+    diff[on] = 0;
+    for (int64_t k = 0; k < n; ++k) diff[on] = std::max(diff[on], double(std::fabs(a[k] - b[k])));
+  }
+  EXPECT_EQ(diff[0], 0.0);
+  EXPECT_GT(diff[1], 1e-3);
 }
 
 }  // namespace
