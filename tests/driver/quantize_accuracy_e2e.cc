@@ -19,6 +19,7 @@
 #include <filesystem>
 
 #include "driver/quantize_parts.h"
+#include "driver/quantize_test_util.h"
 #include "kiln/driver/quantize.h"
 #include "kiln/frontend/onnx_qdq.h"
 #include "kiln/ir/npy.h"
@@ -30,26 +31,9 @@ namespace fs = std::filesystem;
 namespace qdq = frontend::qdq;
 using driver::quantize_detail::CompiledModel;
 
-const fs::path kCases = fs::path(KILN_BINARY_DIR) / "quantize_cases";
-
-#define SKIP_IF_NO_CASES()                                                                            \
-  if (!fs::exists(kCases / "invres_relu.onnx"))                                                       \
-  GTEST_SKIP() << "no models in " << kCases                                                           \
-               << ": tests/driver/make_quantize_cases.py (fixture driver.make_quantize_cases) failed; " \
-                  "it needs /usr/bin/python3 with torch, onnx and sklearn (python3-sklearn)"
-
-const fs::path kTmp = fs::temp_directory_path() / ("kiln-quantize-accuracy-test-" + std::to_string(getpid()));
-struct RemoveTmp {
-  ~RemoveTmp() {
-    std::error_code ec;
-    fs::remove_all(kTmp, ec);
-  }
-} remove_tmp;
-
-fs::path tmp(const std::string& name) {
-  fs::create_directories(kTmp);
-  return kTmp / name;
-}
+using quantize_test::kCases;
+using quantize_test::tmp;
+#define SKIP_IF_NO_CASES() KILN_SKIP_IF_NO_QUANTIZE_CASE("invres_relu.onnx")
 
 ir::NDArray sample(const ir::NDArray& stacked, int64_t i) {
   ir::Shape shape = stacked.shape();

@@ -18,6 +18,7 @@
 #include <fstream>
 
 #include "driver/quantize_parts.h"
+#include "driver/quantize_test_util.h"
 #include "kiln/driver/quantize.h"
 #include "kiln/ir/npy.h"
 #include "kiln/support/error.h"
@@ -28,31 +29,13 @@ namespace {
 namespace fs = std::filesystem;
 using driver::quantize_detail::CompiledModel;
 
-const fs::path kCases = fs::path(KILN_BINARY_DIR) / "quantize_cases";
-
-#define SKIP_IF_NO_CASES()                                                                        \
-  if (!fs::exists(kCases / "digits.onnx"))                                                        \
-  GTEST_SKIP() << "no models in " << kCases                                                       \
-               << ": tests/driver/make_quantize_cases.py (fixture driver.make_quantize_cases) failed; " \
-                  "it needs /usr/bin/python3 with torch, onnx and sklearn (python3-sklearn)"
+using quantize_test::kCases;
+using quantize_test::tmp;
+#define SKIP_IF_NO_CASES() KILN_SKIP_IF_NO_QUANTIZE_CASE("digits.onnx")
 
 std::string read_bytes(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-const fs::path kTmp = fs::temp_directory_path() / ("kiln-quantize-test-" + std::to_string(getpid()));
-struct RemoveTmp {
-  ~RemoveTmp() {
-    std::error_code ec;
-    fs::remove_all(kTmp, ec);
-  }
-} remove_tmp;
-
-fs::path tmp(const std::string& name) {
-  const fs::path& d = kTmp;
-  fs::create_directories(d);
-  return d / name;
 }
 
 // Test accuracy (percent) of a model compiled by Kiln, one image at a time.

@@ -322,8 +322,9 @@ ModelFacts read_model_facts(const std::string& path) {
       if (a.type() == onnx::AttributeProto::FLOAT) n.floats[a.name()] = a.f();
       if (a.type() == onnx::AttributeProto::INTS) n.int_lists[a.name()].assign(a.ints().begin(), a.ints().end());
       if (a.type() == onnx::AttributeProto::STRING) n.strings[a.name()] = a.s();
+      const bool one_element = std::all_of(a.t().dims().begin(), a.t().dims().end(), [](int64_t d) { return d == 1; });
       if (n.op_type == "Constant" && a.name() == "value" && a.has_t() && a.t().data_type() == onnx::TensorProto::FLOAT &&
-          p.output_size() == 1) {
+          one_element && p.output_size() == 1) {
         const NDArray v = onnx_import::onnx_tensor_to_ndarray(a.t(), model_dir(path), path + ": Constant '" + p.name() + "'");
         if (v.numel() == 1) f.scalar_constants[p.output(0)] = v.get_as_double(0);
       }
