@@ -67,6 +67,7 @@ TEST_F(MeasureArtifact, MinSecondsKeepsRunning) {
   MeasureOptions o;
   o.repeats = 1;
   o.min_seconds = 0.05;
+  o.flush_cache = false;  // the rule for runs without evictions (evictions: the next test)
   const auto t0 = std::chrono::steady_clock::now();
   const MeasureResult r = measure_artifact(artifact(), o);
   ASSERT_TRUE(r.ok) << r.error;
@@ -75,6 +76,22 @@ TEST_F(MeasureArtifact, MinSecondsKeepsRunning) {
   EXPECT_GT(r.runs.size(), 1u);
   EXPECT_GE(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 0.05);
   EXPECT_GT(sum, 0);
+}
+
+TEST_F(MeasureArtifact, WithCacheEvictionATinyKernelStopsAtFourTimesRepeatsWithTheSameOutputs) {
+  MeasureOptions o;
+  o.repeats = 3;
+  o.min_seconds = 100;  // never reached by tiny-cnn: the 4 x repeats cap ends the runs
+  o.return_outputs = true;
+  ASSERT_TRUE(o.flush_cache);  // the default
+  const MeasureResult flushed = measure_artifact(artifact(), o);
+  ASSERT_TRUE(flushed.ok) << flushed.error;
+  EXPECT_EQ(flushed.runs.size(), 12u);
+  o.flush_cache = false;
+  o.min_seconds = 0;
+  const MeasureResult hot = measure_artifact(artifact(), o);
+  ASSERT_TRUE(hot.ok) << hot.error;
+  EXPECT_EQ(flushed.outputs, hot.outputs);  // eviction changes timing only
 }
 
 TEST_F(MeasureArtifact, CrashingCandidateIsReportedWithItsSignal) {
@@ -188,7 +205,10 @@ TEST(MeasureWire, ResultsAndOptionsRoundTrip) {
   o.seed = 0xFFFFFFFFFFFFull;
   o.min_seconds = 0.1;
   o.return_outputs = true;
+  o.flush_cache = false;
   const MeasureOptions ob = wire::decode_options(wire::encode_options(o));
+  EXPECT_FALSE(ob.flush_cache);
+  EXPECT_TRUE(wire::decode_options("flush_cache=1").flush_cache);
   EXPECT_EQ(ob.seed, o.seed);
   EXPECT_EQ(ob.min_seconds, o.min_seconds);
   EXPECT_TRUE(ob.return_outputs);
