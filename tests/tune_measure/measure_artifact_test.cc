@@ -67,7 +67,6 @@ TEST_F(MeasureArtifact, MinSecondsKeepsRunning) {
   MeasureOptions o;
   o.repeats = 1;
   o.min_seconds = 0.05;
-  o.flush_cache = false;  // the rule for runs without evictions (evictions: the next test)
   const auto t0 = std::chrono::steady_clock::now();
   const MeasureResult r = measure_artifact(artifact(), o);
   ASSERT_TRUE(r.ok) << r.error;
@@ -83,7 +82,8 @@ TEST_F(MeasureArtifact, WithCacheEvictionATinyKernelStopsAtFourTimesRepeatsWithT
   o.repeats = 3;
   o.min_seconds = 100;  // never reached by tiny-cnn: the 4 x repeats cap ends the runs
   o.return_outputs = true;
-  ASSERT_TRUE(o.flush_cache);  // the default
+  EXPECT_FALSE(o.flush_cache);  // the default
+  o.flush_cache = true;
   const MeasureResult flushed = measure_artifact(artifact(), o);
   ASSERT_TRUE(flushed.ok) << flushed.error;
   EXPECT_EQ(flushed.runs.size(), 12u);
@@ -205,10 +205,10 @@ TEST(MeasureWire, ResultsAndOptionsRoundTrip) {
   o.seed = 0xFFFFFFFFFFFFull;
   o.min_seconds = 0.1;
   o.return_outputs = true;
-  o.flush_cache = false;
+  o.flush_cache = true;
   const MeasureOptions ob = wire::decode_options(wire::encode_options(o));
-  EXPECT_FALSE(ob.flush_cache);
-  EXPECT_TRUE(wire::decode_options("flush_cache=1").flush_cache);
+  EXPECT_TRUE(ob.flush_cache);
+  EXPECT_FALSE(wire::decode_options("flush_cache=0").flush_cache);
   EXPECT_EQ(ob.seed, o.seed);
   EXPECT_EQ(ob.min_seconds, o.min_seconds);
   EXPECT_TRUE(ob.return_outputs);
