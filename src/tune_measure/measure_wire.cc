@@ -66,7 +66,7 @@ std::string encode_options(const MeasureOptions& o) {
   s.precision(17);
   s << "warmup=" << o.warmup << " repeats=" << o.repeats << " min_seconds=" << o.min_seconds
     << " timeout_seconds=" << o.timeout_seconds << " threads=" << o.threads << " seed=" << o.seed
-    << " return_outputs=" << (o.return_outputs ? 1 : 0);
+    << " return_outputs=" << (o.return_outputs ? 1 : 0) << " flush_cache=" << (o.flush_cache ? 1 : 0);
   return s.str();
 }
 
@@ -86,6 +86,7 @@ MeasureOptions decode_options(const std::string& text) {
       else if (key == "threads") o.threads = std::stoi(value);
       else if (key == "seed") o.seed = std::stoull(value);
       else if (key == "return_outputs") o.return_outputs = std::stoi(value) != 0;
+      else if (key == "flush_cache") o.flush_cache = std::stoi(value) != 0;
       else throw std::invalid_argument("unknown key");
     } catch (const std::exception&) {
       throw std::invalid_argument("measure options: bad '" + item + "'");

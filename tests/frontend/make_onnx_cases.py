@@ -111,6 +111,14 @@ def main():
                                           helper.make_node("Add", ["x", "rf"], ["y"])],
               [("x", rx)], [("y", rx + np.array([10, 7, 4], np.float32))], initializers=[("s", np.array(10, np.int64)),
                                                               ("l", np.array(2, np.int64)), ("d", np.array(-3, np.int64))])
+    # Range over int64 values past 2^53 (not exact in a double): every element must be exact.
+    big = 2**62 + 1
+    rz = np.zeros(3, np.int64)
+    save_case("range_int64_past_2pow53", [helper.make_node("Range", ["s", "l", "d"], ["r"]),
+                                          helper.make_node("Add", ["x", "r"], ["y"])],
+              [("x", rz)], [("y", np.array([big, big + 3, big + 6], np.int64))],
+              initializers=[("s", np.array(big, np.int64)), ("l", np.array(big + 7, np.int64)),
+                            ("d", np.array(3, np.int64))])
     # ScatterND with run-time data/updates and constant indices: rows of a [4, 3, 2] tensor, partial cover
     # (reduction none), and element indices with duplicates accumulated by reduction add (opset 16).
     sd, su = randf(4, 3, 2), randf(2, 3, 2)

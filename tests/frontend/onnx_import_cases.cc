@@ -79,6 +79,21 @@ TEST(OnnxImport, ShapeSubgraphFoldsToConstants) {
   EXPECT_EQ(h.num_calls(), 1) << ir::graph_to_text(h);
 }
 
+TEST(OnnxImport, IntegerRangePast2Pow53IsExact) {
+  // The case runner compares with a relative tolerance, which cannot see an int64 rounded through
+  // a double; the folded Range constant is checked bit for bit here.
+  SKIP_IF_NO_CASES();
+  ir::Graph g = import_onnx((kRoot / "cases/range_int64_past_2pow53/model.onnx").string());
+  const auto& add = g.outputs()[0].node->as_call();
+  ASSERT_EQ(add.op().name, "add") << ir::graph_to_text(g);
+  const ir::NDArray& r = add.args().at(1).node->as_constant().data();
+  const int64_t big = (int64_t{1} << 62) + 1;
+  ASSERT_EQ(r.numel(), 3);
+  EXPECT_EQ(r.data<int64_t>()[0], big);
+  EXPECT_EQ(r.data<int64_t>()[1], big + 3);
+  EXPECT_EQ(r.data<int64_t>()[2], big + 6);
+}
+
 TEST(OnnxImport, ResolvesAttributesAtImport) {
   SKIP_IF_NO_CASES();
   ir::Graph g = import_onnx((kRoot / "cases/conv_same_upper/model.onnx").string());

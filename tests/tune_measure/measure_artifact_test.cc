@@ -77,6 +77,23 @@ TEST_F(MeasureArtifact, MinSecondsKeepsRunning) {
   EXPECT_GT(sum, 0);
 }
 
+TEST_F(MeasureArtifact, WithCacheEvictionATinyKernelStopsAtFourTimesRepeatsWithTheSameOutputs) {
+  MeasureOptions o;
+  o.repeats = 3;
+  o.min_seconds = 100;  // never reached by tiny-cnn: the 4 x repeats cap ends the runs
+  o.return_outputs = true;
+  EXPECT_FALSE(o.flush_cache);  // the default
+  o.flush_cache = true;
+  const MeasureResult flushed = measure_artifact(artifact(), o);
+  ASSERT_TRUE(flushed.ok) << flushed.error;
+  EXPECT_EQ(flushed.runs.size(), 12u);
+  o.flush_cache = false;
+  o.min_seconds = 0;
+  const MeasureResult hot = measure_artifact(artifact(), o);
+  ASSERT_TRUE(hot.ok) << hot.error;
+  EXPECT_EQ(flushed.outputs, hot.outputs);  // eviction changes timing only
+}
+
 TEST_F(MeasureArtifact, CrashingCandidateIsReportedWithItsSignal) {
   ::setenv("KILN_TUNE_MEASURE_TEST_FAULT", "segv", 1);
   const MeasureResult r = measure_artifact(artifact(), MeasureOptions{});
@@ -188,7 +205,10 @@ TEST(MeasureWire, ResultsAndOptionsRoundTrip) {
   o.seed = 0xFFFFFFFFFFFFull;
   o.min_seconds = 0.1;
   o.return_outputs = true;
+  o.flush_cache = true;
   const MeasureOptions ob = wire::decode_options(wire::encode_options(o));
+  EXPECT_TRUE(ob.flush_cache);
+  EXPECT_FALSE(wire::decode_options("flush_cache=0").flush_cache);
   EXPECT_EQ(ob.seed, o.seed);
   EXPECT_EQ(ob.min_seconds, o.min_seconds);
   EXPECT_TRUE(ob.return_outputs);

@@ -1,5 +1,5 @@
 // `kiln tune MODEL.onnx (or --example NAME) --records FILE.db [--trials N | --time-budget MIN] [--resume] [--target T]
-//  [--input-shape NAME:D0,...] [--threads N] [-O N] [--repeats N] [--timeout S] [--redis HOST:PORT]`: auto-tunes the
+//  [--input-shape NAME:D0,...] [--threads N] [-O N] [--repeats N] [--cache-flush] [--timeout S] [--redis HOST:PORT]`: auto-tunes the
 // model's kernels (src/tune/tuner.cc, docs/tuning.md), every measurement into FILE.db; then
 // `kiln compile MODEL.onnx --records FILE.db` uses the best ones.
 // `kiln tune --merge a.db b.db -o c.db` merges records databases; `kiln tune --show FILE.db
@@ -39,6 +39,7 @@ void register_tune(CLI::App& app, CommandContext& ctx) {
     std::vector<std::string> input_shapes;
     int threads = 1;
     int repeats = 10;
+    bool cache_flush = false;
     double timeout = 10;
     uint64_t seed = 1;
     std::vector<std::string> merge;
@@ -63,6 +64,8 @@ void register_tune(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("--input-shape", opts->input_shapes, "Fix an input's shape: NAME:D0,D1,... (repeatable)");
   cmd->add_option("--threads", opts->threads, "Threads each candidate runs with (default 1)")->check(CLI::Range(1, 1024));
   cmd->add_option("--repeats", opts->repeats, "Timed runs per candidate (default 10)")->check(CLI::Range(1, 100000));
+  cmd->add_flag("--cache-flush", opts->cache_flush,
+                "Evict the caches before each timed run of a candidate (as a model's other layers would)");
   cmd->add_option("--timeout", opts->timeout, "Seconds before a candidate counts as hung (default 10)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--seed", opts->seed, "Seed of the search (default 1)");
@@ -113,6 +116,7 @@ void register_tune(CLI::App& app, CommandContext& ctx) {
     o.seed = opts->seed;
     o.measure.threads = opts->threads;
     o.measure.repeats = opts->repeats;
+    o.measure.flush_cache = opts->cache_flush;
     o.measure.timeout_seconds = opts->timeout;
     o.progress = &std::cerr;
     o.progress_tty = isatty(fileno(stderr)) != 0;

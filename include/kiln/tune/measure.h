@@ -15,7 +15,9 @@
 //   - Inputs are filled from `seed` (same seed, same inputs, on any machine: floats uniform in
 //     [-1, 1], integers in their dtype's small range), so two candidates of one task see the same
 //     data and their outputs can be compared.
-//   - `warmup` untimed runs, then timed runs until `repeats` runs AND `min_seconds` have passed;
+//   - `warmup` untimed runs, then timed runs until `repeats` runs AND `min_seconds` of timed runs
+//     have passed (with `flush_cache`, at most 4 x `repeats` runs; the caches are evicted before
+//     each timed run, untimed);
 //     outliers (beyond median + 3 x MAD) are dropped and the median of the rest is reported.
 //   - With return_outputs, the outputs of the last run come back as raw bytes (C order).
 #ifndef KILN_TUNE_MEASURE_H_
@@ -36,6 +38,10 @@ struct MeasureOptions {
   int threads = 1;  // kiln_set_num_threads in the child
   uint64_t seed = 1;
   bool return_outputs = false;
+  // Evict the CPU caches before each timed run (the eviction is not timed): inside a model a
+  // kernel may find its weights in memory, not in the caches (src/tune_measure/cache_evictor.h).
+  // Off by default: docs/tuning.md "Measurement" has what it changed on ResNet-50.
+  bool flush_cache = false;
 };
 
 struct MeasureResult {

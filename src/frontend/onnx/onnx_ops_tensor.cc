@@ -387,7 +387,12 @@ std::vector<Value> convert_range(ImportContext& ctx) {
     const int64_t n = std::max<int64_t>((span / d) + ((span % d != 0 && ((span < 0) == (d < 0))) ? 1 : 0), 0);
     checked_tensor_size(dtype, {n}, ctx.node_subject());
     out = NDArray::empty(dtype, {n});
-    for (int64_t i = 0; i < n; ++i) out.set_from_double(i, static_cast<double>(s + i * d));
+    // s + i * d stays between start and limit, so it cannot overflow; int64 is written exactly
+    // (a double holds only 53 bits), narrower types fit a double exactly.
+    for (int64_t i = 0; i < n; ++i) {
+      if (dtype == ir::DType::kI64) out.mutable_data<int64_t>()[i] = s + i * d;
+      else out.set_from_double(i, static_cast<double>(s + i * d));
+    }
   }
   return {ctx.constant(std::move(out), ctx.node().outputs.at(0))};
 }
