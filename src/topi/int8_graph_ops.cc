@@ -92,7 +92,11 @@ KILN_REGISTER_COMPUTE(int8_depthwise_conv2d, "int8_depthwise_conv2d", dw_compute
 
 }  // namespace
 
-void int8_conv2d_default_knobs(const ComputeResult&, Knobs& k) { k.set("tile_ow", 4); }
+// Convolution: 4 columns x 16 channels (8 i32 accumulators, 2 weight vectors, the broadcast, the
+// vpmaddwd constant and a product: 13 of 16 ymm). Depthwise: one column (2 accumulators) with
+// the taps unrolled: the tap weights (one i16 vector each, 9 for 3x3) stay in registers across
+// the columns; wider tiles made LLVM spill the accumulators it reassociates across the taps.
+void int8_conv2d_default_knobs(const ComputeResult& r, Knobs& k) { k.set("tile_ow", r.parts.count("pad") != 0 ? 1 : 4); }
 
 void schedule_int8_conv2d(tir::Schedule& s, const ComputeResult& r, const Knobs& k) {
   const tir::Tensor anchor = r.parts.at("anchor");
