@@ -2,7 +2,7 @@
 # Kiln against ONNX Runtime on the test models, side by side (a benchmark, not a test; issue 6).
 #
 #   scripts/bench-peers.sh [--models "resnet50 mobilenetv2 bert_encoder"] [--threads "1 2"]
-#                          [--rounds 5] [--iters 10] [--no-lock] [--boost]
+#                          [--rounds 5] [--iters 10] [--no-lock] [--boost] [--int8]
 #
 # Builds Kiln if needed (scripts/build.sh), generates the models if missing
 # (scripts/gen_test_models.py into <build>/models, as the test_models fixture does), compiles each
@@ -16,6 +16,10 @@
 # shares the cores between sessions regardless of the per-process nice of other people's builds,
 # so without it a 2-thread run on a busy 2-core machine often gets about one core. Also prints
 # libkiln_runtime.so's size.
+# --int8 (issue 13): afterwards, for each CNN among the models (resnet50, mobilenetv2), quantizes
+# it once with `kiln quantize --reduce-range` (minmax, 20 image-like calibration inputs; cached in
+# the work directory) and runs scripts/bench-int8.sh on the f32 and QDQ models: Kiln int8, Kiln f32
+# and ORT int8 on the same QDQ model, interleaved, with the ratios int8/f32 and Kiln/ORT int8.
 #
 # ONNX Runtime: the peer's node package, installed by ../shared/peers/setup.sh into
 # $KILN_PEERS_DIR (default /tmp/kiln-peers); without it the ORT columns say "-" and the script
@@ -29,6 +33,7 @@ rounds=5
 iters=10
 lock=1
 boost=0
+int8=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --models) models=$2; shift 2 ;;
@@ -37,7 +42,8 @@ while [ $# -gt 0 ]; do
     --iters) iters=$2; shift 2 ;;
     --no-lock) lock=0; shift ;;
     --boost) boost=1; shift ;;
-    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --int8) int8=1; shift ;;
+    -h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench-peers.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -138,3 +144,33 @@ size=$(stat -L -c %s "$build_dir/lib/libkiln_runtime.so")
 echo
 echo "libkiln_runtime.so: $size bytes ($("$python" -c "print('%.2f' % ($size / 1048576))") MB; target <= 1 MB)"
 echo "load after: $(uptime | sed 's/.*load average://')"
+
+# --int8: the quantized CNNs side by side (scripts/bench-int8.sh).
+if [ $int8 = 1 ]; then
+  calib="$work/int8_calibration.npy"
+  if [ ! -f "$calib" ]; then
+    # 20 image-like 1x3x224x224 samples (scripts/int8-check.py's image_like, seed 10).
+    "$python" - "$calib" <<'PY'
+import sys
+import numpy as np
+rng = np.random.RandomState(10)
+coarse = rng.randn(20, 3, 7, 7).astype(np.float32)
+idx = np.arange(224) * 7 // 224
+x = coarse[:, :, idx][:, :, :, idx] + 0.3 * rng.randn(20, 3, 224, 224).astype(np.float32)
+x = (x - x.mean(axis=(0, 2, 3), keepdims=True)) / x.std(axis=(0, 2, 3), keepdims=True)
+np.save(sys.argv[1], x.astype(np.float32))
+PY
+  fi
+  for m in $models; do
+    case "$m" in resnet50|mobilenetv2) ;; *) echo "bench-peers: --int8: skipping $m (CNNs only)"; continue ;; esac
+    q="$work/$m.int8.onnx"
+    if [ ! -f "$q" ] || [ "$model_dir/$m.onnx" -nt "$q" ]; then
+      "$kiln" quantize "$model_dir/$m.onnx" --calibration "$calib" --reduce-range --report-samples 0 -o "$q" >/dev/null 2>&1 ||
+        { echo "bench-peers: --int8: kiln quantize of $m failed" >&2; exit 1; }
+    fi
+    echo
+    echo "int8 (kiln quantize --reduce-range): $m"
+    KILN_PEERS=$peers bash "$root/scripts/bench-int8.sh" "$model_dir/$m.onnx" "$q" "$model_dir/$m.input.npy" \
+      --threads "$threads" --rounds "$rounds" --iters "$iters" --work "$work/int8"
+  done
+fi

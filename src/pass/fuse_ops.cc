@@ -14,7 +14,13 @@
 //     from the group's result reaches one node (a post-dominator): a chain (bias add, residual add,
 //     activation, clip, ...) or a diamond (GELU: x * 0.5 * (1 + erf(x / sqrt 2)) where x has two
 //     users); that node becomes the result and the search repeats from it. Consumers' other
-//     arguments (e.g. the residual) stay arguments of the fused call.
+//     arguments (e.g. the residual) stay arguments of the fused call, except (3) below.
+//   - (3) Operand producers of elementwise members: an elemwise/broadcast member of a group
+//     (a consumer joined in (2), or a member of an injective chain) takes an argument's producer
+//     when that producer is an ungrouped elemwise/broadcast call of the member's output shape
+//     whose only use is the member, recursively: it is evaluated once per output element
+//     either way, so inlining it only saves the tensor it would write (e.g. the dequantize of a
+//     QDQ residual's shortcut operand, read as u8 instead of f32).
 //   - Injective chains: the remaining elemwise/broadcast/injective single-output calls form groups
 //     along single-use edges (a call plus its only user, if that user is one too, and so on), then
 //     take elementwise consumers as in (2).
@@ -186,12 +192,27 @@ class Partitioner {
     return {};
   }
 
+  // (3) in the contract: the single-use elemwise/broadcast producers of an elementwise member's
+  // operands, of the member's output shape (each of their elements is read once, by the member).
+  void absorb_operand_producers(int id, const ir::Node& member) {
+    if (member.as_call().op().pattern > OpPattern::kBroadcast) return;
+    const ir::Shape& shape = member.output_types()[0].shape;
+    for (const auto& a : member.as_call().args()) {
+      const ir::Node& p = *a.node;
+      if (!fusable_call(p) || grouped(p) || p.as_call().op().pattern > OpPattern::kBroadcast) continue;
+      if (p.output_types()[0].shape != shape || only_user(p) != &member) continue;
+      add(id, p);
+      absorb_operand_producers(id, p);
+    }
+  }
+
   // Grows the group from its result through elementwise consumers (chains and diamonds).
   const ir::Node* absorb_consumers(int id, const ir::Node* tail) {
     for (;;) {
       std::vector<const ir::Node*> region = elementwise_region(*tail);
       if (region.empty()) return tail;
       for (const ir::Node* n : region) add(id, *n);
+      for (const ir::Node* n : region) absorb_operand_producers(id, *n);
       tail = region.back();
     }
   }
@@ -209,6 +230,7 @@ class Partitioner {
     while (const ir::Node* u = only_user(*tail)) {
       if (!fusable_call(*u) || grouped(*u) || u->as_call().op().pattern > OpPattern::kInjective) break;
       add(id, *u);
+      absorb_operand_producers(id, *u);
       tail = u;
     }
     groups_[id].result = absorb_consumers(id, tail);

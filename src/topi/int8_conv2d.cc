@@ -91,7 +91,11 @@ void schedule_int8_conv2d(Schedule& s, const Int8Conv2d& conv, const ConvKnobs& 
   out.vectorize(out.axis(4));
   Stage acc = s[conv.acc];
   acc.compute_at(out, owo);
-  acc.reorder({acc.reduce_axis(0), acc.reduce_axis(1), acc.reduce_axis(2), acc.axis(3), acc.axis(4)});
+  // Reduction (kh, kw, channel words) with the channel words innermost: the tap loops (constant
+  // trip counts, unrolled by LLVM) stay outside one long loop whose body is one tile step, so
+  // LLVM does not interleave unrolled taps (it reassociates the integer accumulator adds across
+  // them, which needs more than the 16 ymm registers: spills in the innermost loop).
+  acc.reorder({acc.reduce_axis(1), acc.reduce_axis(2), acc.reduce_axis(0), acc.axis(3), acc.axis(4)});
   acc.unroll(acc.axis(3));
   acc.vectorize(acc.axis(4));
 }

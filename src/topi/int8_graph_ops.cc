@@ -92,14 +92,20 @@ KILN_REGISTER_COMPUTE(int8_depthwise_conv2d, "int8_depthwise_conv2d", dw_compute
 
 }  // namespace
 
-void int8_conv2d_default_knobs(const ComputeResult&, Knobs& k) { k.set("tile_ow", 4); }
+// Convolution: 4 columns x 16 channels (8 i32 accumulators, 2 weight vectors, the broadcast, the
+// vpmaddwd constant and a product: 13 of 16 ymm). Depthwise: one column (2 accumulators) with
+// the taps unrolled: the tap weights (one i16 vector each, 9 for 3x3) stay in registers across
+// the columns; wider tiles made LLVM spill the accumulators it reassociates across the taps.
+void int8_conv2d_default_knobs(const ComputeResult& r, Knobs& k) { k.set("tile_ow", r.parts.count("pad") != 0 ? 1 : 4); }
 
 void schedule_int8_conv2d(tir::Schedule& s, const ComputeResult& r, const Knobs& k) {
-  KILN_ICHECK(r.outputs.size() == 1 && r.outputs[0].same_as(r.parts.at("anchor")))
-      << "int8_conv2d runs alone (pattern opaque): its kernel has no epilogue members";
+  const tir::Tensor anchor = r.parts.at("anchor");
   if (r.parts.count("pad") != 0) {
+    KILN_ICHECK(r.outputs.size() == 1 && r.outputs[0].same_as(anchor) && s.outputs().size() == 1 &&
+                s.outputs()[0].same_as(anchor))
+        << "int8_depthwise_conv2d runs alone (pattern opaque): its kernel has no epilogue members";
     int8::Int8Depthwise dw;
-    dw.out = r.parts.at("anchor");
+    dw.out = anchor;
     dw.acc = r.parts.at("acc");
     dw.pad = r.parts.at("pad");
     int8::schedule_int8_depthwise(s, dw, k.get("tile_ow"));
@@ -109,10 +115,20 @@ void schedule_int8_conv2d(tir::Schedule& s, const ComputeResult& r, const Knobs&
   knobs.ob = k.get("oc_block");
   knobs.tile_ow = k.get("tile_ow");
   int8::Int8Conv2d conv;
-  conv.out = r.parts.at("anchor");
   conv.acc = r.parts.at("acc");
   conv.x_words = r.parts.at("x_words");
+  // The stage that carries the tile loops: the group's single output when it is an elementwise
+  // chain of the u8 result (FuseOps' epilogue, e.g. the QDQ residual dequantize + add + relu +
+  // quantize: applied to the register tile, each output element written once, the u8 result
+  // never stored), else the result itself.
+  const bool epilogue = s.outputs().size() == 1 && !s.outputs()[0].same_as(anchor) &&
+                        is_elementwise_chain(s.outputs()[0], anchor);
+  KILN_ICHECK(epilogue || (s.outputs().size() == 1 && s.outputs()[0].same_as(anchor)))
+      << "int8_conv2d: the kernel's output must be the convolution or an elementwise chain of it";
+  conv.out = epilogue ? s.outputs()[0] : anchor;
+  if (epilogue) s[anchor].compute_inline();
   int8::schedule_int8_conv2d(s, conv, knobs);
+  schedule_rest(s, r, k, {anchor, conv.acc, conv.x_words, conv.out});
 }
 
 }  // namespace kiln::topi

@@ -168,6 +168,33 @@ TEST(FuseOps, ElementwiseProducersAreNotInlinedIntoMatmulOrConv) {
   EXPECT_TRUE(round_trips(after));
 }
 
+TEST(FuseOps, ElementwiseOperandProducersJoinTheirConsumersGroup) {
+  // The conv's epilogue add takes a second operand computed by neg(%r) (single use, the add's
+  // shape): neg joins the group (it is evaluated once per output element either way), and so
+  // does its own single-use elementwise producer tanh. exp(%b) has the wrong shape (broadcast
+  // [1, 4, 1, 1]) and sqrt(%r) two uses: both stay kernels of their own. In the injective chain
+  // (%9 sigmoid -> %11 mul), the mul's other operand %10 (abs) joins the chain group the same way.
+  Graph before = parse_graph(R"(graph(%x: f32[1, 4, 5, 5], %w: f32[4, 4, 3, 3], %r: f32[1, 4, 5, 5], %b: f32[1, 4, 1, 1]) {
+    %0 = conv2d(%x, %w, pads=[1, 1, 1, 1]) : f32[1, 4, 5, 5]
+    %1 = tanh(%r) : f32[1, 4, 5, 5]
+    %2 = neg(%1) : f32[1, 4, 5, 5]
+    %3 = add(%0, %2) : f32[1, 4, 5, 5]
+    %4 = exp(%b) : f32[1, 4, 1, 1]
+    %5 = add(%3, %4) : f32[1, 4, 5, 5]
+    %6 = sqrt(%r) : f32[1, 4, 5, 5]
+    %7 = mul(%5, %6) : f32[1, 4, 5, 5]
+    %8 = add(%6, %6) : f32[1, 4, 5, 5]
+    %9 = sigmoid(%8) : f32[1, 4, 5, 5]
+    %10 = abs(%x) : f32[1, 4, 5, 5]
+    %11 = mul(%9, %10) : f32[1, 4, 5, 5]
+    return %7 as "y", %11 as "z"
+  })");
+  Graph after = run_one("FuseOps", before);
+  EXPECT_EQ(labels(after), (std::vector<std::string>{"exp", "sqrt", "conv2d_tanh_neg_add_add_mul", "add_sigmoid_abs_mul"}));
+  EXPECT_TRUE(same_results(before, after, 0.0));
+  EXPECT_TRUE(round_trips(after));
+}
+
 TEST(FuseOps, ConcatIsNotInlinedIntoConvOrMatmul) {
   // A concat of two computed tensors feeding a conv (or a matmul) is a kernel of its own: inlined,
   // it would choose its source on every one of the anchor's many reads. A reduction still takes it,

@@ -311,7 +311,9 @@ KILN_REGISTER_OP(int8_conv2d) {
   d.attrs.push_back({"narrow", AttrKind::kInt, AttrValue(int64_t{0}), "1: weights proven in [-64, 64] (narrow dot product)"});
   d.infer_type = infer_conv;
   d.reference = reference_conv;
-  d.pattern = OpPattern::kOpaque;  // the epilogue is part of the kernel
+  // The requantize epilogue is part of the kernel; elementwise consumers (the QDQ residual chain
+  // on the blocks: dequantize, add, relu, quantize) fuse after it, applied to the register tile.
+  d.pattern = OpPattern::kOutEWiseFusable;
   return with_arity_check(std::move(d));
 }
 
