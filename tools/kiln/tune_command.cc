@@ -34,7 +34,8 @@
 namespace kiln::cli {
 
 void register_tune(CLI::App& app, CommandContext& ctx) {
-  auto* cmd = app.add_subcommand("tune", "Auto-tune a model's kernels on this machine into a records database");
+  auto* cmd = app.add_subcommand(
+      "tune", "Auto-tune a model's graph-level layer choices and kernels on this machine into a records database");
   struct Options {
     std::string model;
     std::string example;
