@@ -63,14 +63,17 @@ def _model_source(model):
 
 
 def compile(model, *, target="native", opt_level=3, input_shapes=None, quantize=None, calibration=None,
-            bind=None):
+            bind=None, records=None):
     """Compiles an ONNX model into a kiln.Artifact.
 
     model: path, bytes or onnx.ModelProto. target: "native" (this machine) or a Kiln target
     string ("llvm -mcpu=znver4", docs/codegen.md). opt_level: 0..3. input_shapes: {input name:
     shape} fixing symbolic dimensions. bind: {input name: array} making inputs compile-time
     constants (as `kiln compile --bind`). quantize="int8" with calibration (as for kiln.quantize):
-    quantizes first, then compiles the QDQ model (as `kiln compile --quantize int8`)."""
+    quantizes first, then compiles the QDQ model (as `kiln compile --quantize int8`).
+    records: a tuning-records database made by `kiln tune` (as `kiln compile --records`): each
+    kernel and graph-level layer choice with a record for this machine is built as tuned;
+    report["tuned"] says how many (kernels, layer_choices of layer_choice_points)."""
     if quantize is not None or calibration is not None:
         if quantize != "int8":
             raise errors.user_error(errors.InvalidArgumentError, "quantize", f"{quantize!r} is not a quantization",
@@ -79,7 +82,8 @@ def compile(model, *, target="native", opt_level=3, input_shapes=None, quantize=
         try:
             qdq = quantize_model(model, calibration, os.path.join(qdir, "model.int8.onnx"),
                                  input_shapes=input_shapes)["path"]
-            return compile(qdq, target=target, opt_level=opt_level, input_shapes=input_shapes, bind=bind)
+            return compile(qdq, target=target, opt_level=opt_level, input_shapes=input_shapes, bind=bind,
+                           records=records)
         finally:
             shutil.rmtree(qdir, True)
     if not isinstance(opt_level, int) or isinstance(opt_level, bool) or not 0 <= opt_level <= 3:
@@ -88,6 +92,9 @@ def compile(model, *, target="native", opt_level=3, input_shapes=None, quantize=
     if not isinstance(target, str):
         raise errors.user_error(errors.InvalidArgumentError, "target", f"{target!r} is not a string",
                                 "use \"native\" or a target string such as \"llvm -mcpu=znver4\"")
+    if records is not None and not isinstance(records, (str, os.PathLike)):
+        raise errors.user_error(errors.InvalidArgumentError, "records", f"{records!r} is not a path",
+                                "pass the .db file `kiln tune MODEL --records FILE.db` wrote")
     path, data, name = _model_source(model)
     shapes = {}
     for input_name, shape in (input_shapes or {}).items():
@@ -102,7 +109,8 @@ def compile(model, *, target="native", opt_level=3, input_shapes=None, quantize=
         out = os.path.join(tmpdir, "model.so")
         report = _kiln._compile(out, path=path, data=data, name=name,
                                 target=_TARGET_ALIASES.get(target, target), opt_level=opt_level,
-                                input_shapes=shapes, bind=bound)
+                                input_shapes=shapes, bind=bound,
+                                records=os.fspath(records) if records is not None else "")
     except BaseException:
         shutil.rmtree(tmpdir, True)
         raise

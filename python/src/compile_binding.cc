@@ -1,4 +1,4 @@
-// _compile(out_path, *, path|data, name, target, opt_level, input_shapes, bind) -> report dict.
+// _compile(out_path, *, path|data, name, target, opt_level, input_shapes, bind, records) -> report dict.
 // Imports the ONNX model (a file, or serialized bytes), compiles it with the driver
 // (driver::compile_graph, as `kiln compile` does) into `out_path`, and returns the CompileReport
 // as plain data. The GIL is released for the import and the compile.
@@ -64,6 +64,13 @@ py::dict report_to_dict(const driver::CompileReport& r) {
   py::dict phases;  // insertion-ordered: the order the phases ran
   for (const auto& [name, seconds] : r.phase_seconds) phases[py::str(name)] = seconds;
   out["phases"] = phases;
+  py::dict tuned;  // with records: what they tuned (docs/tuning.md)
+  tuned["records"] = r.records_path;
+  tuned["kernels"] = r.tuned_kernels;
+  tuned["layer_choices"] = r.tuned_layer_choices;
+  tuned["layer_choice_points"] = r.layer_choices;
+  tuned["notes"] = py::cast(std::vector<std::string>{r.records_note, r.stale_note});
+  out["tuned"] = tuned;
   out["summary"] = r.summary();
   return out;
 }
@@ -71,8 +78,9 @@ py::dict report_to_dict(const driver::CompileReport& r) {
 py::dict compile_model(const std::string& out_path, const std::optional<std::string>& path,
                        const std::optional<py::bytes>& data, const std::string& name, const std::string& target,
                        int opt_level, const std::map<std::string, std::vector<int64_t>>& input_shapes,
-                       const std::map<std::string, py::array>& bind) {
+                       const std::map<std::string, py::array>& bind, const std::string& records) {
   driver::CompileOptions options;
+  options.records = records;  // "" = none (docs/tuning.md)
   options.target = target;
   options.opt_level = opt_level;
   options.artifact.producer = name;
@@ -104,7 +112,7 @@ void bind_compile(py::module_& m) {
   m.def("_compile", &compile_model, py::arg("out_path"), py::kw_only(), py::arg("path") = py::none(),
         py::arg("data") = py::none(), py::arg("name") = "", py::arg("target") = "llvm", py::arg("opt_level") = 3,
         py::arg("input_shapes") = std::map<std::string, std::vector<int64_t>>{},
-        py::arg("bind") = std::map<std::string, py::array>{},
+        py::arg("bind") = std::map<std::string, py::array>{}, py::arg("records") = "",
         "Compiles an ONNX model (file `path` or serialized `data`) into the artifact `out_path`; "
         "returns the compile report as a dict. Use kiln.compile().");
 }

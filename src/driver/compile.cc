@@ -21,6 +21,8 @@
 #include "kiln/support/logging.h"
 #include "kiln/topi/build.h"
 #include "kiln/topi/compute.h"
+#include "kiln/topi/knob_space.h"
+#include "kiln/tune/record_applicability.h"
 #include "kiln/tune/records.h"
 
 namespace kiln::driver {
@@ -88,9 +90,10 @@ class Compiler {
     }
   }
 
-  void use_records(const tune::RecordDatabase* records, std::string device) {
+  void use_records(const tune::RecordDatabase* records, std::string device, tune::StaleRecords* stale) {
     records_ = records;
     device_ = std::move(device);
+    stale_ = stale;
   }
   int tuned = 0;  // kernels built from a record
 
@@ -129,7 +132,7 @@ class Compiler {
     topi::OpKernelOptions ko;
     ko.kernel_name = symbol;
     if (records_ != nullptr) {
-      if (std::optional<tune::TuningRecord> best = records_->best(kernel_group_signature(call, target_), device_)) {
+      if (std::optional<tune::TuningRecord> best = applicable_record(call, g)) {
         topi::Knobs k;
         for (const auto& [name, value] : best->knobs) k.set(name, value);
         ko.knobs = k;
@@ -145,6 +148,21 @@ class Compiler {
       }
     }
     return topi::build_group_kernel(g.members, g.input_types, g.outputs, target_, -1, ko);
+  }
+
+  // The best record of the group's kernel on this device measured in the knob space this Kiln's
+  // template has (tune/record_applicability.h); others are counted in stale_.
+  std::optional<tune::TuningRecord> applicable_record(const ir::CallNode& call, const Group& g) {
+    std::vector<tune::TuningRecord> all = records_->records(kernel_group_signature(call, target_), device_);
+    if (all.empty()) return std::nullopt;
+    std::string space;
+    try {
+      const topi::GroupCompute gc = topi::group_compute(g.members, g.input_types, g.outputs, target_);
+      space = topi::knob_space_fingerprint(gc.result, topi::knob_space(gc.result, target_));
+    } catch (const Error&) {
+      return std::nullopt;  // not buildable as one kernel: split below, never tuned
+    }
+    return tune::best_applicable(all, tune::RecordKind::kKernel, space, stale_);
   }
 
   // Adds the kernel to the module; returns its operations per call (profiler: f32 flops, or int8
@@ -280,6 +298,7 @@ class Compiler {
   int next_symbol_ = 0;
   const tune::RecordDatabase* records_ = nullptr;
   std::string device_;
+  tune::StaleRecords* stale_ = nullptr;
 };
 
 // Which other devices a records file holds records for (they are never applied here).
@@ -319,6 +338,7 @@ pass::PipelineResult run_compile_passes(const ir::Graph& graph, const CompileOpt
   po.dump_ir_after = options.dump_ir_after;
   po.dump_stream = options.dump_stream;
   po.disabled_passes = options.disabled_passes;
+  po.layer_choices = options.layer_choices;
   return pass::run_pipeline(graph, po);
 }
 
@@ -335,24 +355,41 @@ CompileReport compile_graph(const ir::Graph& graph, const std::string& out_path,
   report.target = target.str();
   report.output_path = out_path;
 
-  auto start = Clock::now();
-  report.pipeline = run_compile_passes(graph, options, target);
-  report.phase_seconds.emplace_back("passes", seconds_since(start));
-
-  start = Clock::now();
-  Compiler compiler(target, options);
+  // Records: opened first, since their layer records settle graph-level choices in the passes.
   std::optional<tune::RecordDatabase> records;
+  const std::string device = tune::DeviceKey::of(target).str();
+  tune::StaleRecords stale;
+  pass::LayerChoices from_records;
+  CompileOptions pass_options = options;
   if (!options.records.empty()) {
     records = tune::RecordDatabase::open(options.records, tune::RecordDatabase::Mode::kReadOnly);
-    const std::string device = tune::DeviceKey::of(target).str();
-    compiler.use_records(&*records, device);
     report.records_path = options.records;
     report.records_note = other_devices_note(*records, device);
     if (!report.records_note.empty()) {
       KILN_LOG(driver, kWarning) << report.records_note;
     }
+    if (pass_options.layer_choices == nullptr) {
+      from_records = tune::layer_choices_from_records(*records, device, &stale);
+      pass_options.layer_choices = &from_records;
+    }
   }
+
+  auto start = Clock::now();
+  report.pipeline = run_compile_passes(graph, pass_options, target);
+  report.phase_seconds.emplace_back("passes", seconds_since(start));
+  if (pass_options.layer_choices != nullptr) {
+    report.layer_choices = static_cast<int>(pass_options.layer_choices->points.size());
+    report.tuned_layer_choices = pass_options.layer_choices->applied();
+  }
+
+  start = Clock::now();
+  Compiler compiler(target, options);
+  if (records) compiler.use_records(&*records, device, &stale);
   compiler.run(report.pipeline.graph, report);
+  if (!stale.empty()) {
+    report.stale_note = stale.note(options.records);
+    KILN_LOG(driver, kWarning) << report.stale_note;
+  }
   report.distinct_kernels = compiler.distinct;
   report.tuned_kernels = compiler.tuned;
   report.phase_seconds.emplace_back("lower (topi + tir)", compiler.lower_seconds);
@@ -404,8 +441,10 @@ std::string CompileReport::summary() const {
     for (const std::string& s : split_groups) os << "  " << s << "\n";
   }
   if (!records_path.empty()) {
-    os << "tuned: " << tuned_kernels << " of " << distinct_kernels << " kernels (records " << records_path << ")\n";
+    os << "tuned: " << tuned_kernels << " of " << distinct_kernels << " kernels, " << tuned_layer_choices << " of "
+       << layer_choices << " layer choices (records " << records_path << ")\n";
     if (!records_note.empty()) os << "  " << records_note << "\n";
+    if (!stale_note.empty()) os << "  " << stale_note << "\n";
   }
   os << "memory: intermediates planned " << human_bytes(artifact.planned_bytes) << " vs naive "
      << human_bytes(artifact.naive_bytes) << "; weights " << human_bytes(artifact.weights_bytes) << "\n";

@@ -62,6 +62,7 @@
 
 #include "kiln/ir/graph_visitor.h"
 #include "kiln/pass/pass.h"
+#include "pass/layer_choice_hooks.h"
 #include "pass/pass_util.h"
 
 namespace kiln::pass {
@@ -327,6 +328,11 @@ class LayoutAlterer : public ir::GraphMutator {
       } else {
         ob = group_block;
       }
+    }
+    // Tuning records may settle the output block of a conv no grouped conv constrains
+    // (layer_choice_hooks.h); without them, the rule's block above.
+    if (!depthwise && groups == 1 && width == group_width_.end()) {
+      ob = choose_conv_output_block(ctx_, node, x, w, ob, block_);
     }
     int64_t group_out = 0;  // > 0: each group's outputs padded to this many
     if (groups > 1 && !depthwise) {

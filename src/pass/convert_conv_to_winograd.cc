@@ -6,7 +6,8 @@
 //     winograd_weight_transform reference; the new constant holds a*a/9 times the weights:
 //     4x for F(4x4), 1.8x for F(2x2));
 //   - the tile m (0 = keep the direct convolution, 2 or 4) comes from winograd_tile_for(): a rule
-//     on the shapes only (see there), or PassOptions::winograd_tile when that forces one;
+//     on the shapes only (see there), or PassOptions::winograd_tile when that forces one, or a
+//     tuning record's decision for this conv's structure (PassOptions::layer_choices);
 //   - values change by Winograd's rounding: F(4x4, 3x3) in f32 differs from the direct
 //     convolution by up to ~1e-5 relative on ResNet-50-sized layers (measured in
 //     tests/topi/conv2d_winograd_test.cc); the references compute in double (exact up to the
@@ -19,6 +20,7 @@
 #include "kiln/pass/pass.h"
 #include "kiln/ref/executor.h"
 #include "kiln/support/error.h"
+#include "pass/layer_choice_hooks.h"
 #include "pass/pass_util.h"
 
 namespace kiln::pass {
@@ -87,7 +89,10 @@ class WinogradConverter : public ir::GraphMutator {
     const ir::TensorType& yt = node.output_types()[0];
     const int64_t c = xt.shape[1] * xt.shape[4], m = yt.shape[1] * yt.shape[4];
     const int forced = ctx_.options().winograd_tile;
-    const int tile = forced >= 0 ? forced : winograd_tile_for(xt.shape[0], c, m, yt.shape[2], yt.shape[3]);
+    // Tuning records may settle this conv's tile (layer_choice_hooks.h); without them, the rule's.
+    const int tile = forced >= 0 ? forced
+                                 : choose_winograd_tile(ctx_, node, xt, yt,
+                                                        winograd_tile_for(xt.shape[0], c, m, yt.shape[2], yt.shape[3]));
     if (tile != 2 && tile != 4) return rebuild_call(node, args);
 
     const Attrs tile_attrs = Attrs().set("tile", int64_t{tile});

@@ -6,8 +6,10 @@
 
 #include <algorithm>
 #include <limits>
+#include <string>
 
 #include "kiln/support/error.h"
+#include "kiln/support/fnv.h"
 #include "topi/schedule_util.h"
 
 namespace kiln::topi {
@@ -145,6 +147,18 @@ KnobSpace knob_space(const ComputeResult& result, const codegen::Target& target)
     }
   }
   return space;
+}
+
+std::string knob_space_fingerprint(const ComputeResult& result, const KnobSpace& space) {
+  std::string text = std::string("template=") + schedule_kind_name(result.schedule);
+  for (const KnobChoice& c : space.knobs) {
+    text += ";" + c.name + "=";
+    for (size_t i = 0; i < c.values.size(); ++i) text += (i ? "," : "") + std::to_string(c.values[i]);
+  }
+  text += ";tile=";
+  for (const std::string& k : space.tile_knobs) text += k + ",";
+  text += "x" + std::to_string(space.tile_scale) + "<=" + std::to_string(space.max_tile);
+  return fnv1a64_hex(text);
 }
 
 }  // namespace kiln::topi

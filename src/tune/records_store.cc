@@ -25,7 +25,24 @@ constexpr const char* kFixHint =
     "`kiln tune --merge A.db B.db -o OUT.db`";
 
 constexpr const char* kColumns =
-    "task, task_label, device, kiln_version, knobs, ok, error, seconds, is_default, verified, created_unix";
+    "task, task_label, device, kiln_version, knobs, ok, error, seconds, is_default, verified, created_unix, kind, "
+    "space";
+// What a schema-1 file (no kind, no space) reads as: kernel records of an unknown knob space.
+constexpr const char* kColumnsV1 =
+    "task, task_label, device, kiln_version, knobs, ok, error, seconds, is_default, verified, created_unix, "
+    "'kernel', ''";
+// The columns schema 2 added, with the values schema-1 records get in a migration.
+constexpr const char* kMigrateV1ToV2 =
+    "ALTER TABLE records ADD COLUMN kind TEXT NOT NULL DEFAULT 'kernel';"
+    "ALTER TABLE records ADD COLUMN space TEXT NOT NULL DEFAULT '';"
+    "UPDATE kiln_meta SET value = '2' WHERE key = 'schema_version';";
+
+// Whether the records table has schema 2's columns (a schema-1 file opened read-only has not).
+bool has_v2_columns(const SqliteDb& db) {
+  return db.query_int64("SELECT count(*) FROM pragma_table_info('records') WHERE name = 'space'") != 0;
+}
+
+const char* record_kind_text(RecordKind kind) { return kind == RecordKind::kLayer ? "layer" : "kernel"; }
 
 [[noreturn]] void throw_not_ours(const std::string& path, const std::string& reason) {
   throw UserError(UserErrorKind::kParse, path, "not a Kiln tuning-records database: " + reason, kFixHint);
@@ -43,7 +60,8 @@ void create_schema_if_empty(SqliteDb& db) {
       "  id INTEGER PRIMARY KEY,"
       "  task TEXT NOT NULL, task_label TEXT NOT NULL, device TEXT NOT NULL, kiln_version TEXT NOT NULL,"
       "  knobs TEXT NOT NULL, ok INTEGER NOT NULL, error TEXT NOT NULL, seconds REAL NOT NULL,"
-      "  is_default INTEGER NOT NULL, verified INTEGER NOT NULL, created_unix INTEGER NOT NULL);"
+      "  is_default INTEGER NOT NULL, verified INTEGER NOT NULL, created_unix INTEGER NOT NULL,"
+      "  kind TEXT NOT NULL DEFAULT 'kernel', space TEXT NOT NULL DEFAULT '');"
       "CREATE INDEX records_by_task_device ON records(task, device);");
   SqliteStatement meta = db.prepare("INSERT INTO kiln_meta(key, value) VALUES (?, ?)");
   const std::pair<std::string, std::string> rows[] = {
@@ -84,10 +102,20 @@ void validate(const SqliteDb& db, const std::string& path) {
                     "use a Kiln at least as new as the one that wrote it, or tune again into a new file");
   }
   try {
-    db.prepare(std::string("SELECT id, ") + kColumns + " FROM records LIMIT 0");
+    db.prepare(std::string("SELECT id, ") + (version >= 2 ? kColumns : kColumnsV1) + " FROM records LIMIT 0");
   } catch (const SqliteError& e) {
     throw_not_ours(path, std::string("its records table lacks Kiln's columns (") + e.what() + ")");
   }
+}
+
+// Brings a schema-1 file to schema 2 in one transaction (re-checked under the write lock: another
+// opener may have migrated it since). Its records become kernel records of an unknown knob space,
+// which apply only in the Kiln version that measured them (record_applicability.h).
+void migrate_if_old(SqliteDb& db) {
+  SqliteTransaction txn(db);
+  if (db.query_text("SELECT value FROM kiln_meta WHERE key = 'schema_version'") != "1") return;
+  db.exec(kMigrateV1ToV2);
+  txn.commit();
 }
 
 }  // namespace
@@ -128,6 +156,7 @@ SqliteDb open_records_store(const std::string& path, bool read_only) {
     if (tables == 0 && read_only) throw_not_ours(path, "the file holds no tables (an empty file?)");
     if (tables != 0) validate(db, path);  // before any write: a refused file is never modified
     if (!read_only) db.exec("PRAGMA journal_mode = WAL");
+    if (tables != 0 && !read_only) migrate_if_old(db);
     if (tables == 0) {
       create_schema_if_empty(db);
       validate(db, path);  // ours, or what a concurrent opener created
@@ -177,7 +206,7 @@ std::map<std::string, int64_t> knobs_from_text(const std::string& text, const st
 }
 
 SqliteStatement prepare_insert_record(const SqliteDb& db) {
-  return db.prepare(std::string("INSERT INTO records(") + kColumns + ") VALUES (?,?,?,?,?,?,?,?,?,?,?)");
+  return db.prepare(std::string("INSERT INTO records(") + kColumns + ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
 }
 
 void insert_record(SqliteStatement& insert, const TuningRecord& r) {
@@ -194,6 +223,8 @@ void insert_record(SqliteStatement& insert, const TuningRecord& r) {
   insert.bind_int64(9, r.is_default ? 1 : 0);
   insert.bind_int64(10, r.verified ? 1 : 0);
   insert.bind_int64(11, r.created_unix != 0 ? r.created_unix : static_cast<int64_t>(std::time(nullptr)));
+  insert.bind_text(12, record_kind_text(r.kind));
+  insert.bind_text(13, r.space);
   insert.step();
   insert.reset();
 }
@@ -201,11 +232,16 @@ void insert_record(SqliteStatement& insert, const TuningRecord& r) {
 std::vector<TuningRecord> select_records(const SqliteDb& db, const std::string& path, const std::string& where,
                                          const std::vector<std::string>& params, const std::string& order,
                                          int64_t limit) {
-  std::string sql = std::string("SELECT ") + kColumns + " FROM records";
+  std::vector<TuningRecord> out;
+  std::string sql;
+  try {
+    sql = std::string("SELECT ") + (has_v2_columns(db) ? kColumns : kColumnsV1) + " FROM records";
+  } catch (const SqliteError& e) {
+    throw_records_error(path, e);
+  }
   if (!where.empty()) sql += " WHERE " + where;
   sql += " ORDER BY " + order;
   if (limit >= 0) sql += " LIMIT " + std::to_string(limit);
-  std::vector<TuningRecord> out;
   try {
     SqliteStatement s = db.prepare(sql);
     for (size_t i = 0; i < params.size(); ++i) s.bind_text(static_cast<int>(i) + 1, params[i]);
@@ -222,6 +258,11 @@ std::vector<TuningRecord> select_records(const SqliteDb& db, const std::string& 
       r.is_default = s.column_int64(8) != 0;
       r.verified = s.column_int64(9) != 0;
       r.created_unix = s.column_int64(10);
+      const std::string kind = s.column_text(11);
+      if (kind != "kernel" && kind != "layer")
+        throw UserError(UserErrorKind::kParse, path, "a record has an unknown kind '" + kind + "'", kFixHint);
+      r.kind = kind == "layer" ? RecordKind::kLayer : RecordKind::kKernel;
+      r.space = s.column_text(12);
       out.push_back(std::move(r));
     }
   } catch (const SqliteError& e) {

@@ -1,19 +1,22 @@
 // The SQLite schema of the tuning-records database and the operations on it that RecordDatabase
 // (records_db.cc) and merge_databases (records_merge.cc) share. Internal to src/tune/.
 //
-// Schema version 1 (kRecordsSchemaVersion):
+// Schema version 2 (kRecordsSchemaVersion):
 //   kiln_meta(key TEXT PRIMARY KEY, value TEXT)   rows: schema_version, created_by (Kiln version),
 //                                                 created_unix
 //   records(id INTEGER PRIMARY KEY, task, task_label, device, kiln_version, knobs, ok, error,
-//           seconds, is_default, verified, created_unix)   + index records_by_task_device
+//           seconds, is_default, verified, created_unix, kind, space)  + index records_by_task_device
+// Version 1 lacked `kind` ('kernel' | 'layer') and `space` (the knob space's fingerprint). A
+// read-write open migrates a version-1 file in place (ALTER TABLE: its records become kind
+// 'kernel', space '' = unknown); a read-only open reads it as such without changing it.
 // The header's application_id is 0x4B494C4E ("KILN"). Knobs are stored as canonical text
 // "a=1 b=2" (names sorted, as std::map orders them) and parsed back on read.
 //
 // Opening validates the file (SQLite at all, PRAGMA quick_check, our kiln_meta and records tables,
 // the schema version) and sets WAL + synchronous=FULL on read-write connections. Every failure is
 // a UserError naming the file: kNotFound, kParse (not ours / damaged, with the fix), kIncompatible
-// (newer schema) or kIO. A future schema change bumps kRecordsSchemaVersion and migrates older
-// files on a read-write open (there are none yet: version 1 is the first).
+// (newer schema) or kIO. A schema change bumps kRecordsSchemaVersion and migrates older files on
+// a read-write open.
 #ifndef KILN_SRC_TUNE_RECORDS_STORE_H_
 #define KILN_SRC_TUNE_RECORDS_STORE_H_
 
@@ -27,7 +30,7 @@
 
 namespace kiln::tune {
 
-inline constexpr int kRecordsSchemaVersion = 1;
+inline constexpr int kRecordsSchemaVersion = 2;
 
 // Opens (read_only) or opens-or-creates (read-write) a records database at `path`, validated.
 SqliteDb open_records_store(const std::string& path, bool read_only);

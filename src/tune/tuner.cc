@@ -15,6 +15,7 @@
 #include "kiln/support/error.h"
 #include "kiln/tune/candidate.h"
 #include "kiln/tune/cost_model.h"
+#include "kiln/tune/record_applicability.h"
 #include "kiln/tune/records.h"
 #include "kiln/version.h"
 #include "tune/progress.h"
@@ -29,6 +30,7 @@ struct TaskState {
   int index = 0;
   topi::GroupCompute compute;
   topi::KnobSpace space;
+  std::string space_fingerprint;   // topi::knob_space_fingerprint: stored with each record
   std::set<std::string> measured;  // Knobs::to_string of every knob set in the database
   std::vector<std::pair<topi::Knobs, double>> ok_runs;  // verified or default: knobs, seconds
   std::vector<std::vector<double>> features;
@@ -154,7 +156,11 @@ TuneReport tune_tasks(const std::vector<TuningTask>& tasks, const codegen::Targe
     t.compute = task_compute(tasks[i], target);
     t.space = topi::knob_space(t.compute.result, target);
     t.model = make_cost_model(options.seed + i);
+    t.space_fingerprint = topi::knob_space_fingerprint(t.compute.result, t.space);
     for (const TuningRecord& r : db.records(tasks[i].signature, device)) {
+      // Records of another search space (another Kiln's templates) are neither resumed from nor
+      // counted: their knobs may mean other schedules now (record_applicability.h).
+      if (r.kind != RecordKind::kKernel || !record_applies(r, t.space_fingerprint)) continue;
       const topi::Knobs k = knobs_of(r.knobs);
       t.measured.insert(k.to_string());
       ++t.trials;
@@ -279,6 +285,7 @@ TuneReport tune_tasks(const std::vector<TuningTask>& tasks, const codegen::Targe
       r.device = device;
       r.kiln_version = compiler_version();
       r.knobs = cands[c].values();
+      r.space = t.space_fingerprint;
       r.is_default = is_default;
       if (job_of[c] == SIZE_MAX) {
         r.error = build_error[c];

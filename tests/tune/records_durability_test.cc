@@ -97,7 +97,7 @@ TEST_F(RecordsDurability, WalWhileOpenOneFileWhenClosed) {
   EXPECT_FALSE(std::filesystem::exists(db_path + "-wal"));
   SqliteDb peek = SqliteDb::open(db_path, true, false);
   EXPECT_EQ(peek.query_text("PRAGMA journal_mode"), "delete");
-  EXPECT_EQ(peek.query_text("SELECT value FROM kiln_meta WHERE key = 'schema_version'"), "1");
+  EXPECT_EQ(peek.query_text("SELECT value FROM kiln_meta WHERE key = 'schema_version'"), "2");
   EXPECT_EQ(peek.query_int64("PRAGMA application_id"), 0x4B494C4E);
 }
 

@@ -2,7 +2,7 @@
 //   - interrupt and resume: a run with --trials 12 is killed with SIGKILL once the database holds
 //     a few records; `--resume` then completes it: 12 records in all, no knob set of a task
 //     measured twice, every record of the killed run kept;
-//   - `kiln compile --records` reports "tuned: K of T kernels (records FILE)";
+//   - `kiln compile --records` reports "tuned: K of T kernels, C of D layer choices (records FILE)";
 //   - `kiln tune --merge a.db b.db -o c.db` writes every record once.
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -53,7 +53,7 @@ TEST(TuneCli, KilledRunResumesWithoutRemeasuring) {
     std::freopen("/dev/null", "w", stderr);
     std::freopen("/dev/null", "w", stdout);
     execl(cli.c_str(), cli.c_str(), "tune", "--example", "tiny-cnn", "--records", db.c_str(), "--trials", "12",
-          "--repeats", "2", static_cast<char*>(nullptr));
+          "--repeats", "2", "--no-layer-choices", static_cast<char*>(nullptr));
     _exit(127);
   }
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
@@ -77,7 +77,7 @@ TEST(TuneCli, KilledRunResumesWithoutRemeasuring) {
   ASSERT_LT(before, 12u) << "the run finished before it could be interrupted";
   std::vector<tune::TuningRecord> first = tune::RecordDatabase::open(db, tune::RecordDatabase::Mode::kReadOnly).all();
 
-  const std::string again = cli + " tune --example tiny-cnn --records " + db + " --trials 12 --repeats 2";
+  const std::string again = cli + " tune --example tiny-cnn --records " + db + " --trials 12 --repeats 2 --no-layer-choices";
   std::string out = run_capture(again, &status);
   EXPECT_NE(status, 0) << "a used records file without --resume must be refused\n" << out;
   EXPECT_NE(out.find("--resume"), std::string::npos) << out;
@@ -96,7 +96,7 @@ TEST(TuneCli, KilledRunResumesWithoutRemeasuring) {
   out = run_capture(cli + " compile --example tiny-cnn -o " + (dir / "tiny.so").string() + " --records " + db, &status);
   EXPECT_EQ(status, 0) << out;
   EXPECT_NE(out.find("tuned: "), std::string::npos) << out;
-  EXPECT_NE(out.find("kernels (records " + db + ")"), std::string::npos) << out;
+  EXPECT_NE(out.find("layer choices (records " + db + ")"), std::string::npos) << out;
 
   out = run_capture(cli + " tune --merge " + db + " " + db + " -o " + (dir / "merged.db").string(), &status);
   EXPECT_EQ(status, 0) << out;

@@ -54,7 +54,8 @@ void register_compile(CLI::App& app, CommandContext& ctx) {
       ->check(CLI::IsMember({"int8"}));
   add_quantize_options(cmd, &opts->q);
   cmd->add_option("--records", opts->records,
-                  "Tuning records (kiln tune, docs/tuning.md): build each kernel with its best record for this device");
+                  "Tuning records (kiln tune, docs/tuning.md): settle layer choices and build each kernel "
+                  "with its best record for this device");
   cmd->callback([opts, &ctx] {
     if (opts->model.empty() && opts->example.empty()) {
       throw UserError(UserErrorKind::kInvalidArgument, "kiln compile", "no model given",

@@ -1,12 +1,18 @@
 // `kiln tune MODEL.onnx (or --example NAME) --records FILE.db [--trials N | --time-budget MIN] [--resume] [--target T]
-//  [--input-shape NAME:D0,...] [--threads N] [-O N] [--repeats N] [--cache-flush] [--timeout S] [--redis HOST:PORT]`: auto-tunes the
-// model's kernels (src/tune/tuner.cc, docs/tuning.md), every measurement into FILE.db; then
+//  [--input-shape NAME:D0,...] [--threads N] [-O N] [--repeats N] [--cache-flush] [--timeout S] [--redis HOST:PORT]
+//  [--no-layer-choices]`: settles the graph-level layer choices by whole-model measurement
+// (src/tune/layer_tuner.cc), then auto-tunes the kernels of the graph they give (src/tune/tuner.cc,
+// docs/tuning.md), every measurement into FILE.db; then
 // `kiln compile MODEL.onnx --records FILE.db` uses the best ones.
 // `kiln tune --merge a.db b.db -o c.db` merges records databases; `kiln tune --show FILE.db
 // [--device current|all]` lists them (records_show.h).
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <optional>
 #include <iostream>
 #include <memory>
 #include <stdexcept>
@@ -16,7 +22,9 @@
 #include "command.h"
 #include "kiln/frontend/onnx.h"
 #include "kiln/support/error.h"
+#include "kiln/tune/layer_tuner.h"
 #include "kiln/tune/measure.h"
+#include "kiln/tune/record_applicability.h"
 #include "kiln/tune/records.h"
 #include "kiln/tune/redis_measurer.h"
 #include "kiln/tune/records_show.h"
@@ -26,7 +34,8 @@
 namespace kiln::cli {
 
 void register_tune(CLI::App& app, CommandContext& ctx) {
-  auto* cmd = app.add_subcommand("tune", "Auto-tune a model's kernels on this machine into a records database");
+  auto* cmd = app.add_subcommand(
+      "tune", "Auto-tune a model's graph-level layer choices and kernels on this machine into a records database");
   struct Options {
     std::string model;
     std::string example;
@@ -48,6 +57,7 @@ void register_tune(CLI::App& app, CommandContext& ctx) {
     std::string device = "current";
     std::string redis;
     std::string redis_prefix = "kiln-tune";
+    bool no_layer_choices = false;
   };
   auto opts = std::make_shared<Options>();
   auto* model_opt = cmd->add_option("model", opts->model, "ONNX model file");
@@ -74,6 +84,8 @@ void register_tune(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("--redis", opts->redis,
                   "Measure on kiln-tune-worker processes through a Redis broker at HOST:PORT (docs/tuning.md)");
   cmd->add_option("--redis-prefix", opts->redis_prefix, "The workers' --prefix (default kiln-tune)");
+  cmd->add_flag("--no-layer-choices", opts->no_layer_choices,
+                "Skip the graph-level choices (Winograd per conv, conv output blocks); tune kernels only");
   cmd->add_option("--show", opts->show, "List the records of FILE.db (per task: trials, default, best, speedup)");
   cmd->add_option("--device", opts->device, "With --show: current (this machine's target) or all")
       ->check(CLI::IsMember({"current", "all"}));
@@ -104,9 +116,8 @@ void register_tune(CLI::App& app, CommandContext& ctx) {
     co.opt_level = opts->opt_level;
     for (const auto& spec : opts->input_shapes) frontend::parse_input_shape_option(spec, &co.input_shapes);
     const codegen::Target target = codegen::parse_target(co.target);
-    const std::vector<tune::TuningTask> tasks = opts->example.empty()
-                                                    ? tune::extract_tasks(opts->model, co)
-                                                    : tune::extract_tasks(driver::example_model(opts->example), co);
+    const ir::Graph graph = opts->example.empty() ? driver::import_onnx_for_compile(opts->model, co)
+                                                  : driver::example_model(opts->example);
     const std::string what = opts->example.empty() ? opts->model : "example " + opts->example;
     tune::TuneOptions o;
     o.records = opts->records;
@@ -139,6 +150,30 @@ void register_tune(CLI::App& app, CommandContext& ctx) {
       ro.prefix = opts->redis_prefix;
       measurer = tune::make_redis_measurer(ro);
     }
+    // 1. Graph-level choices (whole-model measurements; a quarter of a time budget at most), then
+    // 2. the kernels of the graph those choices give (what `kiln compile --records` builds).
+    const auto start = std::chrono::steady_clock::now();
+    if (!opts->no_layer_choices && (o.trials > 0 || o.time_budget_seconds > 0)) {
+      tune::TuneOptions lo = o;
+      lo.time_budget_seconds = o.time_budget_seconds / 4;
+      std::cerr << "[tune] graph-level choices of " << what << " (whole-model measurements)\n";
+      const tune::LayerTuneReport layers = tune::tune_layer_choices(graph, co, lo, *measurer);
+      std::cout << layers.summary();
+      if (o.time_budget_seconds > 0) {
+        o.time_budget_seconds -= std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        o.time_budget_seconds = std::max(o.time_budget_seconds, 1.0);
+      }
+    }
+    std::optional<tune::RecordDatabase> held;
+    tune::StaleRecords stale;
+    pass::LayerChoices choices;
+    if (std::filesystem::exists(opts->records)) {
+      held = tune::RecordDatabase::open(opts->records, tune::RecordDatabase::Mode::kReadOnly);
+      choices = tune::layer_choices_from_records(*held, tune::DeviceKey::of(target).str(), &stale);
+      co.layer_choices = &choices;
+    }
+    const std::vector<tune::TuningTask> tasks = tune::extract_tasks(graph, co);
+    held.reset();
     std::cerr << "[tune] " << tasks.size() << " task(s) of " << what << " on "
               << target.str().substr(0, target.str().find(" -mattr")) << ", records "
               << opts->records << "\n";

@@ -43,7 +43,13 @@ struct CompileOptions {
   // A tuning-records database (kiln tune, docs/tuning.md): each kernel whose signature has a best
   // record for this target's device is built with that record's knobs; others keep the default
   // schedules. Records of other devices are ignored with one warning that counts them.
+  // The same file's layer records settle the graph-level choices (pass/layer_choice.h: Winograd
+  // per conv, a conv's output block); records measured in another search space (another Kiln's
+  // templates) are ignored with one warning that counts them (tune/record_applicability.h).
   std::string records;
+  // Explicit graph-level choices (the auto-tuner flipping one); when set, `records` does not
+  // settle them. Not owned; the compile logs every choice point met into it.
+  pass::LayerChoices* layer_choices = nullptr;
   ArtifactOptions artifact;
 };
 
@@ -64,6 +70,9 @@ struct CompileReport {
   std::string records_path;                 // CompileOptions::records
   int tuned_kernels = 0;                    // distinct kernels built from a record
   std::string records_note;                 // records of other devices, ignored (empty: none)
+  int layer_choices = 0;                    // graph-level choice points met (pass/layer_choice.h)
+  int tuned_layer_choices = 0;              // of which settled by a record (or layer_choices)
+  std::string stale_note;                   // records of another search space, ignored (empty: none)
   std::vector<std::pair<std::string, double>> phase_seconds;  // import, passes, lower, codegen, write
   // The human-readable account `kiln compile` prints.
   std::string summary() const;

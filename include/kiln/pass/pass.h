@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "kiln/ir/graph.h"
+#include "kiln/pass/layer_choice.h"
 
 namespace kiln::pass {
 
@@ -47,6 +48,10 @@ struct PassOptions {
   // ConvertConvToWinograd: -1 = the tile from the shape rule (winograd_tile_for); 0 = convert
   // nothing; 2 or 4 = that tile for every candidate conv (tests, measurements).
   int winograd_tile = -1;
+  // Graph-level tuning choices (layer_choice.h): consulted by ConvertConvToWinograd (Winograd or
+  // direct per conv) and AlterOpLayout (a conv's output-channel block); every point met is logged
+  // there. Null: every pass uses its own rule.
+  LayerChoices* layer_choices = nullptr;
   // Text-IR dump: "" (none), "all", or a pass name (e.g. "FuseOps"): the graph is printed after
   // every run of that pass, to `dump_stream` (std::cerr when null).
   std::string dump_ir_after;

@@ -51,6 +51,11 @@ struct KnobSpace {
 
 KnobSpace knob_space(const ComputeResult& result, const codegen::Target& target);
 
+// 16 hex digits over the template's name and every knob's name and value set (and the register
+// limit): what a tuning record was measured in. A record applies only where this is unchanged
+// (docs/tuning.md, "Records from another Kiln version").
+std::string knob_space_fingerprint(const ComputeResult& result, const KnobSpace& space);
+
 }  // namespace kiln::topi
 
 #endif  // KILN_TOPI_KNOB_SPACE_H_

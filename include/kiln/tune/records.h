@@ -38,6 +38,10 @@ struct DeviceKey {
   std::string str() const;  // "x86_64-unknown-linux-gnu znver3 avx,avx2,..."
 };
 
+// What a record tunes: a kernel's schedule knobs (task = the kernel's signature, task.h), or a
+// graph-level layer choice (task = pass::LayerChoicePoint::signature, knobs = {kind: value}).
+enum class RecordKind { kKernel, kLayer };
+
 struct TuningRecord {
   std::string task;        // TuningTask::signature
   std::string task_label;  // readable, e.g. "conv2d+add+relu f32[1,64,56,56]"
@@ -50,6 +54,11 @@ struct TuningRecord {
   bool is_default = false;  // the default schedule's baseline measurement
   bool verified = false;    // outputs matched the default schedule's outputs
   int64_t created_unix = 0; // 0: add() fills in the current time
+  RecordKind kind = RecordKind::kKernel;
+  // Fingerprint of the search space the record was measured in (kernel: the template and its
+  // knobs' value sets, topi::knob_space_fingerprint; layer: the alternatives). "" = unknown
+  // (records of a schema-1 file): such a record applies only in the Kiln version that made it.
+  std::string space;
 };
 
 class RecordDatabase {

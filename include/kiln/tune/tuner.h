@@ -27,6 +27,9 @@
 //     measuring a knob set the database already holds (the default is re-run for its outputs
 //     only, not recorded again). Without `resume`, a database that already holds records of
 //     these tasks on this device is a UserError (pass --resume or use another file).
+//   - Each record carries its task's knob-space fingerprint (records.h `space`); records of
+//     another space (another Kiln's templates, record_applicability.h) are neither resumed from
+//     nor counted.
 //   - Stops at `trials`, at `time_budget_seconds`, or when every task's space is exhausted.
 #ifndef KILN_TUNE_TUNER_H_
 #define KILN_TUNE_TUNER_H_
