@@ -225,11 +225,17 @@ ComputeResult conv2d_nchwc_impl(const Tensor& x, bool blocked, const Tensor& w_p
   tile_shape.vectors_per_block = std::max<int64_t>(1, ob / hints.vector_lanes_f32);
   tile_shape.weight_block_bytes = ob * cb * kh * kw * icb * static_cast<int64_t>(ir::dtype_size(w_packed.dtype()));
   tile_shape.blocks_per_group = groups > 1 ? oc_blocks_per_group : 0;
+  // Flat pixels of a window (or padded) conv: the pixel axis padded to whole tiles; a padded pixel
+  // recomputes the last one (its index clamped), so every tile runs the same guard-free reduction
+  // and only the stores are bounded. An unpadded 1x1 conv reads its pixels contiguously
+  // ((p / OW) * OW + p % OW = p, one base address per tile); the clamp would give each pixel an
+  // address of its own, which cost it more than the tail's test (RegNetY's 1x1 448 -> 448 on 7x7,
+  // warm: 89-93 GFLOP/s with the test, 70-84 padded), so it keeps a shorter tested tail.
+  tile_shape.pad_tails = !(kh == 1 && kw == 1 && !has_padding(p));
   const bool flat = oh > 1 && conv2d_flatten_pixels(tile_shape, hints.num_vector_regs);
-  // Flat: the pixel axis padded to whole tiles; a padded pixel recomputes the last one (its index
-  // clamped), so every tile runs the same guard-free reduction and only the stores are bounded.
   const int64_t pixels = oh * ow;
-  const int64_t pixel_tile = flat ? conv2d_flat_pixel_tile(tile_shape, hints.num_vector_regs).tile_ow : 1;
+  const int64_t pixel_tile =
+      flat && tile_shape.pad_tails ? conv2d_flat_pixel_tile(tile_shape, hints.num_vector_regs).tile_ow : 1;
   const int64_t padded_pixels = (pixels + pixel_tile - 1) / pixel_tile * pixel_tile;
   auto product = [&](const Expr& n, const Expr& mo, const Expr& h, const Expr& w, const Expr& o) {
     const Expr cblock = groups == 1 ? Expr(rco) : tir::floordiv(mo, Expr(oc_blocks_per_group)) * cb + Expr(rco);
@@ -267,7 +273,7 @@ ComputeResult conv2d_nchwc_impl(const Tensor& x, bool blocked, const Tensor& w_p
   r.layout["ic_block"] = icb;
   // Grouped: the register tile's channel blocks must lie in one group (default_knobs).
   if (groups > 1) r.layout["oc_blocks_per_group"] = oc_blocks_per_group;
-  if (flat) r.layout["pixel_tile"] = pixel_tile;
+  if (flat && tile_shape.pad_tails) r.layout["pixel_tile"] = pixel_tile;
   return r;
 }
 

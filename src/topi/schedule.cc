@@ -229,18 +229,19 @@ ConvTile conv2d_flat_pixel_tile(const ConvTileShape& shape, int num_vector_regs)
   ConvTileShape flat = shape;
   flat.out_height = 1;
   flat.out_width = shape.out_height * shape.out_width;
-  // The pixels are padded to whole tiles (conv2d.cc: the extra pixels recompute the last one), so
-  // no tile carries a bounds test in its reduction loop: a tail tile inside the parallel loop
-  // kept one per accumulator (RegNetY's grouped 3x3 on 7x7, 10-pixel tiles: 41 GFLOP/s with the
-  // test, 58 with 7-pixel tiles and none).
-  flat.pad_tails = true;
+  // With pad_tails the pixels are padded to whole tiles (conv2d.cc: the extra pixels recompute
+  // the last one), so no tile carries a bounds test in its reduction loop: a tail tile inside the
+  // parallel loop kept one per accumulator (RegNetY's grouped 3x3 on 7x7, 10-pixel tiles: 41
+  // GFLOP/s with the test, 58 with 7-pixel tiles and none).
   return conv2d_register_tile(flat, num_vector_regs);
 }
 
 bool conv2d_flatten_pixels(const ConvTileShape& shape, int num_vector_regs) {
   // A margin so that near-ties keep the rows x columns tile (measured at 90-95 % of peak on
   // 14x14 and larger outputs).
-  return conv2d_flat_pixel_tile(shape, num_vector_regs).rate > conv2d_register_tile(shape, num_vector_regs).rate + 0.02;
+  ConvTileShape rows = shape;  // rows x columns: tails are shorter tiles (partitioned, not padded)
+  rows.pad_tails = false;
+  return conv2d_flat_pixel_tile(shape, num_vector_regs).rate > conv2d_register_tile(rows, num_vector_regs).rate + 0.02;
 }
 
 Knobs default_knobs(const ComputeResult& result, const codegen::Target& target) {

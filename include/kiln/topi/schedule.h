@@ -80,12 +80,12 @@ ConvTile conv2d_register_tile(const ConvTileShape& shape, int num_vector_regs);
 
 // Whether a convolution is better register-tiled over its out_height x out_width output pixels
 // numbered as one axis than over rows x columns: when the cycle model's rate of the flat tile
-// (the pixels padded to a multiple of it, conv2d_flat_pixel_tile) beats the 2-D tile's by 2 % (a
-// 7-column row splits into 4 + 3 columns, 49 pixels into 10 x 5 with one padded pixel).
+// (conv2d_flat_pixel_tile) beats the 2-D tile's by 2 % (a 7-column row splits into 4 + 3 columns,
+// 49 pixels into 9 x 5 + 4, or 10 x 5 with one padded pixel).
 bool conv2d_flatten_pixels(const ConvTileShape& shape, int num_vector_regs);
 
-// The register tile over the out_height x out_width pixels numbered as one axis and padded to a
-// multiple of the tile (its tile_ow pixels; tile_oh = 1).
+// The register tile over the out_height x out_width pixels numbered as one axis (its tile_ow
+// pixels; tile_oh = 1), the pixels padded to a multiple of the tile when shape.pad_tails.
 ConvTile conv2d_flat_pixel_tile(const ConvTileShape& shape, int num_vector_regs);
 
 // Applies the template of `result.schedule` to `s` (a Schedule of result.outputs) with `knobs`
