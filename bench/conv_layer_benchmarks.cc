@@ -7,6 +7,9 @@
 //   BM_ResNet50Conv/layer/threads   GFLOPS and pct_peak per layer; the label names the shape, the
 //                                   number of times ResNet-50 runs it and the knobs.
 //
+//   BM_SmallConv/layer/threads      the same for small outputs (7x7, 14x14) and grouped convs
+//                                   (RegNetY-400MF, ResNeXt-50 32x4d) in their models' blocks.
+//
 // KILN_BENCH_KNOBS="tile_ow=6,oc_tile=2" overrides knob values; KILN_BENCH_DUMP=1 prints each
 // kernel's loop IR to stderr.
 #include <chrono>
@@ -64,22 +67,24 @@ int64_t largest_divisor_at_most(int64_t n, int64_t cap) {
   return 1;
 }
 
-void BM_ResNet50Conv(benchmark::State& state) {
-  const Layer& l = kLayers[state.range(0)];
-  const int threads = static_cast<int>(state.range(1));
-  const int64_t lanes = kiln::topi::layout_hints(host_target()).vector_lanes_f32;
-  // AlterOpLayout's channel block: two vectors when they divide the channels, else the largest
-  // divisor <= one vector.
-  auto block = [&](int64_t ch) { return ch % (2 * lanes) == 0 ? 2 * lanes : largest_divisor_at_most(ch, lanes); };
-  const int64_t xb = block(l.c), ob = block(l.m);
+// One layer as a compiled model runs it: input NCHW{xb}c, weights [M/ob, (C/g)/xb, k, k, xb, ob].
+struct LayerSpec {
+  int64_t c, h, m, k, stride, pad, groups, xb, ob;
+  bool residual, relu;
+  int count;
+};
+
+void run_layer(benchmark::State& state, const LayerSpec& l, int threads) {
   const int64_t oh = (l.h + 2 * l.pad - l.k) / l.stride + 1;
   const kiln::ir::Attrs attrs = kiln::ir::OpRegistry::global().validate_attrs(
       kiln::ir::OpRegistry::global().get("conv2d_nchwc"),
       kiln::ir::Attrs()
           .set("strides", std::vector<int64_t>{l.stride, l.stride})
-          .set("pads", std::vector<int64_t>{l.pad, l.pad, l.pad, l.pad}));
+          .set("pads", std::vector<int64_t>{l.pad, l.pad, l.pad, l.pad})
+          .set("groups", l.groups));
+  const int64_t xb = l.xb, ob = l.ob;
   std::vector<TensorType> in = {{DType::kF32, {1, l.c / xb, l.h, l.h, xb}},
-                                {DType::kF32, {l.m / ob, l.c / xb, l.k, l.k, xb, ob}},
+                                {DType::kF32, {l.m / ob, l.c / l.groups / xb, l.k, l.k, xb, ob}},
                                 {DType::kF32, {l.m}}};
   std::vector<GroupMember> members = {
       {"conv2d_nchwc", {ValueRef::input(0), ValueRef::input(1), ValueRef::input(2)}, attrs}};
@@ -144,16 +149,51 @@ void BM_ResNet50Conv(benchmark::State& state) {
     s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
-  const double flops = 2.0 * l.m * oh * oh * l.c * l.k * l.k;
+  const double flops = 2.0 * l.m * oh * oh * (l.c / l.groups) * l.k * l.k;
   state.SetLabel(std::to_string(l.k) + "x" + std::to_string(l.k) + " " + std::to_string(l.c) + "->" +
-                 std::to_string(l.m) + " s" + std::to_string(l.stride) + " " + std::to_string(oh) + "x" +
+                 std::to_string(l.m) + (l.groups > 1 ? " g" + std::to_string(l.groups) : "") + " s" + std::to_string(l.stride) + " " + std::to_string(oh) + "x" +
                  std::to_string(oh) + (l.residual ? " +add" : "") + (l.relu ? " +relu" : "") + " x" +
-                 std::to_string(l.count) + " " + options.knobs->to_string());
+                 std::to_string(l.count) + " b" + std::to_string(xb) + "/" + std::to_string(ob) + " " + options.knobs->to_string());
   kiln_bench::report(state, flops, s, threads, cpu);
   kiln_set_num_threads(1);
 }
+void BM_ResNet50Conv(benchmark::State& state) {
+  const Layer& l = kLayers[state.range(0)];
+  const int64_t lanes = kiln::topi::layout_hints(host_target()).vector_lanes_f32;
+  // AlterOpLayout's channel block: two vectors when they divide the channels, else the largest
+  // divisor <= one vector.
+  auto block = [&](int64_t ch) { return ch % (2 * lanes) == 0 ? 2 * lanes : largest_divisor_at_most(ch, lanes); };
+  run_layer(state, {l.c, l.h, l.m, l.k, l.stride, l.pad, 1, block(l.c), block(l.m), l.residual, l.relu, l.count},
+            static_cast<int>(state.range(1)));
+}
 BENCHMARK(BM_ResNet50Conv)
     ->ArgsProduct({benchmark::CreateDenseRange(0, static_cast<int64_t>(std::size(kLayers)) - 1, 1), {1, 2}})
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
+
+// Small outputs and grouped convs (issue 18) in the blocks AlterOpLayout gives them in the models:
+// RegNetY-400MF's stage 3/4 1x1 and grouped 3x3 convs (groups of 8; 440 channels padded to 448
+// for the 1x1 outputs), ResNeXt-50 32x4d's grouped 3x3 convs (groups of 4 and 8).
+const LayerSpec kSmallLayers[] = {
+    {448, 7, 448, 1, 1, 0, 1, 16, 16, false, true, 5},    // RegNetY stage 4: 1x1 + relu
+    {440, 7, 448, 1, 1, 0, 1, 8, 16, true, true, 5},      // 1x1 after the grouped conv + add + relu
+    {440, 7, 440, 3, 1, 1, 55, 8, 8, false, true, 5},     // grouped 3x3, 55 groups of 8
+    {440, 14, 440, 3, 2, 1, 55, 8, 8, false, true, 1},    // its stride-2 first block
+    {208, 14, 208, 1, 1, 0, 1, 16, 16, false, true, 5},   // stage 3: 1x1 + relu
+    {208, 14, 208, 1, 1, 0, 1, 8, 16, true, true, 5},     // 1x1 after the grouped conv + add + relu
+    {208, 14, 208, 3, 1, 1, 26, 8, 8, false, true, 5},    // grouped 3x3, 26 groups of 8
+    {104, 28, 104, 3, 1, 1, 13, 8, 8, false, true, 2},    // stage 2 grouped 3x3
+    {128, 56, 128, 3, 1, 1, 32, 4, 4, false, true, 3},    // ResNeXt-50 32x4d stage 1: groups of 4
+    {256, 28, 256, 3, 1, 1, 32, 8, 8, false, true, 3},    // stage 2: groups of 8
+    {512, 14, 512, 3, 1, 1, 32, 16, 16, false, true, 5},  // stage 3: groups of 16
+    {1024, 7, 1024, 3, 1, 1, 32, 16, 16, false, true, 2}, // stage 4: groups of 32
+};
+
+void BM_SmallConv(benchmark::State& state) {
+  run_layer(state, kSmallLayers[state.range(0)], static_cast<int>(state.range(1)));
+}
+BENCHMARK(BM_SmallConv)
+    ->ArgsProduct({benchmark::CreateDenseRange(0, static_cast<int64_t>(std::size(kSmallLayers)) - 1, 1), {1, 2}})
     ->UseManualTime()
     ->Unit(benchmark::kMicrosecond);
 

@@ -5,7 +5,7 @@
 //     input packed (and zero-padded) as NCHW[icb]c, then unpacked to NCHW with the bias. The
 //     schedule register-tiles oc_tile blocks x tile_oh rows x tile_ow columns (conv2d_nchwc
 //     template), or tile_ow pixels of the output numbered as one axis (flat pixels, see
-//     conv2d_nchwc in nn.h). conv2d_nchwc_blocked takes an input already in NCHW[icb]c and copies
+//     conv2d_nchwc in nn.h; the pixels padded to whole tiles of the layout's pixel_tile). conv2d_nchwc_blocked takes an input already in NCHW[icb]c and copies
 //     it only to pad or subsample.
 //   - depthwise (groups == C == M, f32/f64): a per-channel window sum over a padded input.
 //   - generic (any groups, any float type): a plain reduction (correct, not fast).
@@ -225,7 +225,18 @@ ComputeResult conv2d_nchwc_impl(const Tensor& x, bool blocked, const Tensor& w_p
   tile_shape.vectors_per_block = std::max<int64_t>(1, ob / hints.vector_lanes_f32);
   tile_shape.weight_block_bytes = ob * cb * kh * kw * icb * static_cast<int64_t>(ir::dtype_size(w_packed.dtype()));
   tile_shape.blocks_per_group = groups > 1 ? oc_blocks_per_group : 0;
+  // Flat pixels of a window (or padded) conv: the pixel axis padded to whole tiles; a padded pixel
+  // recomputes the last one (its index clamped), so every tile runs the same guard-free reduction
+  // and only the stores are bounded. An unpadded 1x1 conv reads its pixels contiguously
+  // ((p / OW) * OW + p % OW = p, one base address per tile); the clamp would give each pixel an
+  // address of its own, which cost it more than the tail's test (RegNetY's 1x1 448 -> 448 on 7x7,
+  // warm: 89-93 GFLOP/s with the test, 70-84 padded), so it keeps a shorter tested tail.
+  tile_shape.pad_tails = !(kh == 1 && kw == 1 && !has_padding(p));
   const bool flat = oh > 1 && conv2d_flatten_pixels(tile_shape, hints.num_vector_regs);
+  const int64_t pixels = oh * ow;
+  const int64_t pixel_tile =
+      flat && tile_shape.pad_tails ? conv2d_flat_pixel_tile(tile_shape, hints.num_vector_regs).tile_ow : 1;
+  const int64_t padded_pixels = (pixels + pixel_tile - 1) / pixel_tile * pixel_tile;
   auto product = [&](const Expr& n, const Expr& mo, const Expr& h, const Expr& w, const Expr& o) {
     const Expr cblock = groups == 1 ? Expr(rco) : tir::floordiv(mo, Expr(oc_blocks_per_group)) * cb + Expr(rco);
     const Expr v = xp(n, cblock, h * step_h + Expr(rh) * p.dilation_h, w * step_w + Expr(rw) * p.dilation_w,
@@ -237,9 +248,10 @@ ComputeResult conv2d_nchwc_impl(const Tensor& x, bool blocked, const Tensor& w_p
   Tensor acc;
   if (flat) {
     acc = tir::compute(
-        {out.shape[0], out.shape[1] / ob, oh * ow, ob},
+        {out.shape[0], out.shape[1] / ob, padded_pixels, ob},
         [&](const std::vector<Var>& i) {
-          return product(i[0], i[1], tir::floordiv(i[2], Expr(ow)), tir::floormod(i[2], Expr(ow)), i[3]);
+          const Expr pix = padded_pixels > pixels ? tir::min(Expr(i[2]), Expr(pixels - 1)) : Expr(i[2]);
+          return product(i[0], i[1], tir::floordiv(pix, Expr(ow)), tir::floormod(pix, Expr(ow)), i[3]);
         },
         "conv2d_nchwc", {"n", "oc", "pix", "ob"});
     const Tensor y = tir::compute(
@@ -261,6 +273,7 @@ ComputeResult conv2d_nchwc_impl(const Tensor& x, bool blocked, const Tensor& w_p
   r.layout["ic_block"] = icb;
   // Grouped: the register tile's channel blocks must lie in one group (default_knobs).
   if (groups > 1) r.layout["oc_blocks_per_group"] = oc_blocks_per_group;
+  if (flat && tile_shape.pad_tails) r.layout["pixel_tile"] = pixel_tile;
   return r;
 }
 

@@ -186,6 +186,9 @@ TEST(TopiNchwc, GroupedConvShapes) {
       {{1, 2, 5, 5, 8}, {2, 1, 3, 3, 4, 8}, 4, {1, 1}, {1, 1, 1, 1}, false},  // straddling: generic path
       {{1, 13, 7, 9, 8}, {13, 1, 3, 3, 8, 8}, 13},                     // RegNet-like: 13 groups of 8, one block each
       {{1, 6, 6, 5, 8}, {6, 2, 3, 3, 8, 8}, 3, {2, 1}},                // 3 groups of 16 in blocks of 8, stride (2, 1)
+      {{1, 4, 5, 5, 8}, {4, 1, 3, 3, 8, 8}, 4},                        // 5x5: flat pixels padded to whole tiles
+      {{2, 5, 14, 14, 8}, {5, 1, 3, 3, 8, 8}, 5, {2, 2}},              // stride 2 to 7x7, batch 2
+      {{1, 3, 28, 28, 8}, {3, 1, 3, 3, 8, 8}, 3},                      // 28 columns: 14-column tiles
   };
   for (const Grouped& g : cases) {
     check_op({"conv2d_nchwc", grouped_inputs(g), grouped_attrs(g), {}, sum_tol(g.w[1] * g.w[4] * g.w[2] * g.w[3])});
@@ -214,6 +217,32 @@ TEST(TopiNchwc, GroupedConvTilesStayInsideAGroup) {
       EXPECT_FALSE(k.has("oc_blocks_per_group")) << what;
       EXPECT_GT(k.get("oc_tile"), 1) << what;  // 12 blocks of one input: several per tile
     }
+  }
+}
+
+// Grouped convs of one-vector blocks (RegNet's groups of 8 on AVX2): one block per tile, up to 14
+// columns (the weight vector is an FMA memory operand), tiles that divide the row (28 = 2 x 14,
+// 7 x 7: 7 columns), and on 5x5 flat pixels padded to whole tiles (2 x 13 = 26 for 25 pixels).
+TEST(TopiNchwc, OneVectorGroupedConvTilesDivideTheOutput) {
+  const codegen::Target target = codegen::parse_target("llvm -mcpu=znver3");
+  struct Case {
+    Grouped g;
+    bool flat;
+    int64_t tile_ow, anchor_pixels;
+  };
+  for (const Case& c : std::vector<Case>{{{{1, 13, 28, 28, 8}, {13, 1, 3, 3, 8, 8}, 13}, false, 14, 0},
+                                         {{{1, 55, 7, 7, 8}, {55, 1, 3, 3, 8, 8}, 55}, false, 7, 0},
+                                         {{{1, 4, 5, 5, 8}, {4, 1, 3, 3, 8, 8}, 4}, true, 13, 26}}) {
+    std::vector<tir::Tensor> in;
+    for (const auto& t : grouped_inputs(c.g)) in.push_back(tir::placeholder(t.shape, t.dtype, "x"));
+    const ComputeResult r = compute_op("conv2d_nchwc", in, grouped_attrs(c.g), layout_hints(target));
+    const Knobs k = default_knobs(r, target);
+    const std::string what = std::to_string(c.g.x[2]) + "x" + std::to_string(c.g.x[3]);
+    EXPECT_EQ(k.get("oc_tile"), 1) << what;
+    EXPECT_EQ(k.get("tile_ow"), c.tile_ow) << what;
+    EXPECT_EQ(r.parts.at("anchor").ndim(), c.flat ? 4 : 5) << what;
+    if (c.flat) EXPECT_EQ(r.parts.at("anchor").shape()[2], c.anchor_pixels) << what;
+    EXPECT_NE(build_op_kernel("conv2d_nchwc", grouped_inputs(c.g), grouped_attrs(c.g), target).get(), nullptr) << what;
   }
 }
 
@@ -259,7 +288,16 @@ TEST(TopiNchwc, FlatPixelsFollowTheTileModel) {
     EXPECT_EQ(r.outputs[0].shape(), (ir::Shape{1, 128 / c.b, out, out, c.b})) << what;
     const Knobs k = default_knobs(r, target);
     EXPECT_EQ(k.get("tile_ow"), c.tile_ow) << what;
-    if (c.flat) EXPECT_EQ(k.get("tile_oh"), 1) << what;
+    if (c.flat) {
+      EXPECT_EQ(k.get("tile_oh"), 1) << what;
+      // Windows: the pixels padded to whole tiles (no bounds test in any tile's reduction);
+      // unpadded 1x1 convs (contiguous pixels) keep a tested tail.
+      const bool padded = c.kernel > 1 || c.pad > 0;
+      EXPECT_EQ(k.has("pixel_tile"), padded) << what;
+      if (padded) EXPECT_EQ(k.get("pixel_tile"), c.tile_ow) << what;
+      EXPECT_EQ(r.parts.at("anchor").shape()[2],
+                padded ? (out * out + c.tile_ow - 1) / c.tile_ow * c.tile_ow : out * out) << what;
+    }
     EXPECT_NE(build_op_kernel("conv2d_nchwc", types, a, target).get(), nullptr) << what;
   }
 }

@@ -40,8 +40,10 @@ tir::Tensor pack_conv2d_weights(const tir::Tensor& w, int64_t oc_block, int64_t 
 // "anchor" and "pack_x", schedule kConv2dNchwc. `out` is conv2d's NCHW output type. The anchor
 // is the output itself, except where register tiles over the output pixels numbered as one axis
 // beat rows x columns (conv2d_flatten_pixels on `hints`'s registers: small outputs such as 7x7):
-// then the anchor is acc[N, M/ob, OH*OW, ob] and the output the part "unflatten" =
-// acc[n, mo, oh*OW + ow, o]. Readers of the convolution read outputs[0].
+// then the anchor is acc[N, M/ob, P, ob], P = OH*OW, padded to a multiple of the flat tile (layout
+// "pixel_tile", the default tile_ow; pixel p >= OH*OW recomputes the last one) unless the conv is
+// an unpadded 1x1 (contiguous pixels), and the output the
+// part "unflatten" = acc[n, mo, oh*OW + ow, o]. Readers of the convolution read outputs[0].
 ComputeResult conv2d_nchwc(const tir::Tensor& x, const tir::Tensor& w_packed, const Conv2dParams& p,
                            const ir::TensorType& out, int64_t oc_block, const LayoutHints& hints);
 

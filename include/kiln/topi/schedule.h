@@ -68,6 +68,9 @@ struct ConvTileShape {
   // Grouped convolutions: output blocks per group. The blocks of one tile share their input
   // (broadcast) values only inside a group, so a tile's block count must divide it. 0: groups 1.
   int64_t blocks_per_group = 0;
+  // Tails computed as whole tiles (the anchor padded to a multiple of the tile, flat pixels): a
+  // tail costs a full tile instead of a shorter one.
+  bool pad_tails = false;
 };
 struct ConvTile {
   int64_t oc_tile = 1, tile_oh = 1, tile_ow = 1;
@@ -77,8 +80,13 @@ ConvTile conv2d_register_tile(const ConvTileShape& shape, int num_vector_regs);
 
 // Whether a convolution is better register-tiled over its out_height x out_width output pixels
 // numbered as one axis than over rows x columns: when the cycle model's rate of the flat tile
-// beats the 2-D tile's by 2 % (a 7-column row splits into 4 + 3 columns, 49 pixels into 9 x 5 + 4).
+// (conv2d_flat_pixel_tile) beats the 2-D tile's by 2 % (a 7-column row splits into 4 + 3 columns,
+// 49 pixels into 9 x 5 + 4, or 10 x 5 with one padded pixel).
 bool conv2d_flatten_pixels(const ConvTileShape& shape, int num_vector_regs);
+
+// The register tile over the out_height x out_width pixels numbered as one axis (its tile_ow
+// pixels; tile_oh = 1), the pixels padded to a multiple of the tile when shape.pad_tails.
+ConvTile conv2d_flat_pixel_tile(const ConvTileShape& shape, int num_vector_regs);
 
 // Applies the template of `result.schedule` to `s` (a Schedule of result.outputs) with `knobs`
 // (missing knobs are a UserError naming them; values are checked: positive, dividing where the
