@@ -46,7 +46,7 @@ def main():
     ap.add_argument('--threads', type=int, default=1)
     ap.add_argument('--kiln', default=os.path.join(root, 'build', 'bin', 'kiln'))
     ap.add_argument('--peers', default=os.path.join(root, '..', 'shared', 'peers'))
-    a = ap.parse_args()
+    a = ap.parse_intermixed_args()
     inputs = [x for i in a.input for x in ('--input', i)]
 
     def kiln(so):

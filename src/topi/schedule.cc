@@ -216,7 +216,7 @@ ConvTile conv2d_register_tile(const ConvTileShape& shape, int num_vector_regs) {
   ConvTile best;
   double best_rate = -1;
   int64_t best_acc = 0;
-  for (int64_t o : {1, 2, 4}) {
+  for (int64_t o : {1, 2, 3, 4}) {
     if (shape.oc_blocks % o != 0 || (o > 1 && o * shape.weight_block_bytes > kPanelLimit)) continue;
     // Blocks of different groups read different inputs: o x (r x t) broadcasts instead of r x t
     // (RegNet's groups of 8 with 2 x 5 tiles spilled, 37 % of peak).
