@@ -103,7 +103,27 @@ void schedule_injective_stage(Stage st, int64_t vector, int64_t parallel_min) {
     if (par) st.parallel(outer);
     return;
   }
-  // Small innermost axis or rank 1: one flat loop over every element.
+  // A small innermost axis (7x7 planes, 3-lane blocks): the fewest trailing axes whose elements
+  // fill two vectors become one row, split by the vector width, the leading axes fused above it
+  // (parallel). Elements contiguous within a row keep ramp indices (a channel permutation of 7x7
+  // planes reads each plane as 6 vectors + 1), and the row's index arithmetic (divisions by the
+  // leading extents) runs once per row instead of once per lane of a flat loop's vectors.
+  if (ndata >= 2 && vector > 1) {
+    size_t row_axes = 1;
+    int64_t row = inner_extent;
+    while (row_axes < ndata && row < 2 * vector) row *= extent_of(node->root_axis[ndata - 1 - row_axes++]);
+    if (row >= 2 * vector && row_axes < ndata) {
+      std::vector<IterVar> leaves = st.leaf_axes();
+      IterVar row_axis = leaves[ndata - row_axes];
+      for (size_t k = ndata - row_axes + 1; k < ndata; ++k) row_axis = st.fuse(row_axis, leaves[k]);
+      IterVar outer = fuse_leading(st, ndata - row_axes);
+      auto [vo, vi] = st.split(row_axis, vector);
+      st.vectorize(vi);
+      if (par) st.parallel(outer);
+      return;
+    }
+  }
+  // Rank 1, or every axis needed to fill two vectors: one flat loop over every element.
   IterVar fused = fuse_leading(st, ndata);
   if (vector > 1 && numel >= vector) {
     auto [outer, inner] = st.split(fused, vector);
@@ -200,7 +220,7 @@ ConvTile conv2d_register_tile(const ConvTileShape& shape, int num_vector_regs) {
   ConvTile best;
   double best_rate = -1;
   int64_t best_acc = 0;
-  for (int64_t o : {1, 2, 4}) {
+  for (int64_t o : {1, 2, 3, 4}) {
     if (shape.oc_blocks % o != 0 || (o > 1 && o * shape.weight_block_bytes > kPanelLimit)) continue;
     // Blocks of different groups read different inputs: o x (r x t) broadcasts instead of r x t
     // (RegNet's groups of 8 with 2 x 5 tiles spilled, 37 % of peak).

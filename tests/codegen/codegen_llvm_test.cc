@@ -186,6 +186,45 @@ TEST(CodegenLLVM, VectorGatherScatterAndBroadcastIndex) {
   }
 }
 
+TEST(CodegenLLVM, ConstantStrideRampsAreScalarLanesNotGathers) {
+  // A transposing copy as NCHW{16}c -> NCHW emits it: out[ramp(8i, 1, 8)] = in[ramp(i, 16, 8)]
+  // (constant stride: one scalar load per lane at a constant offset, no llvm.masked.gather), a
+  // constant-stride store t[ramp(i, 16, 8)] = out's vector (no scatter), and a ramp whose stride
+  // is a variable, which stays a gather. Values checked for all three.
+  const int n = 16;
+  tir::Buffer in = tir::Buffer::make("in", DType::kF32, {n * 16});
+  tir::Buffer out = tir::Buffer::make("out", DType::kF32, {n * 8});
+  tir::Buffer back = tir::Buffer::make("back", DType::kF32, {n * 16});
+  tir::Buffer var = tir::Buffer::make("var", DType::kF32, {n * 4});
+  Var i("i");
+  Expr column = Load::make(in, Ramp::make(Expr(i), make_int(16), 8));
+  Stmt body = Block::make({Store::make(out, column, Ramp::make(i * 8, make_int(1), 8)),
+                           Store::make(back, column * 2.0f, Ramp::make(Expr(i), make_int(16), 8)),
+                           Store::make(var, Load::make(in, Ramp::make(Expr(i), i + 1, 4)), Ramp::make(i * 4, make_int(1), 4))});
+  LLVMModule module(host_target());
+  module.add_prim_func(PrimFunc::make("strided", {in, out, back, var}, For::make(i, 0, n, ForKind::kSerial, body)));
+  const std::string ir = module.llvm_ir();
+  EXPECT_EQ(ir.find("masked.scatter"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("masked.gather"), std::string::npos) << "the variable-stride ramp: " << ir;
+  int gather_calls = 0;
+  for (size_t at = ir.find("call "); at != std::string::npos; at = ir.find("call ", at + 1)) {
+    gather_calls += ir.compare(ir.find('@', at), 20, "@llvm.masked.gather.") == 0;
+  }
+  EXPECT_EQ(gather_calls, 1) << "only the variable-stride ramp gathers: " << ir;
+  JitModule jit(std::move(module));
+  Buffer<float> I({n * 16}, dl(DType::kF32)), O({n * 8}, dl(DType::kF32)), B({n * 16}, dl(DType::kF32)),
+      V({n * 4}, dl(DType::kF32));
+  for (int q = 0; q < n * 16; ++q) I[q] = 0.5f * q - 3.0f;
+  jit.run("strided", {I.tensor(), O.tensor(), B.tensor(), V.tensor()});
+  for (int c = 0; c < n; ++c) {
+    for (int l = 0; l < 8; ++l) {
+      EXPECT_EQ(O[c * 8 + l], I[l * 16 + c]) << c << "," << l;
+      EXPECT_EQ(B[l * 16 + c], 2.0f * I[l * 16 + c]) << c << "," << l;
+    }
+    for (int l = 0; l < 4; ++l) EXPECT_EQ(V[c * 4 + l], I[c + l * (c + 1)]) << c << "," << l;
+  }
+}
+
 TEST(CodegenLLVM, ParallelLoopCapturesOuterValues) {
   ASSERT_EQ(kiln_set_num_threads(2), 0);
   // for o in 0..3: let s = o * 100 in parallel for p in 5..(5+997): out[o*1002 + p] = s + p*p

@@ -1,5 +1,6 @@
 // Injective operators through the one injective schedule: generated kernels vs the reference
 // (exact: these ops only move data).
+#include "kiln/tir/printer.h"
 #include "topi_test_util.h"
 
 namespace kiln::topi::testing {
@@ -21,6 +22,23 @@ TEST(TopiInjective, Transpose) {
   check_op({"transpose", {tt({13, 7})}, Attrs().set("perm", Ints{1, 0}), {}, kExact});
   check_op({"transpose", {tt({2, 3, 5, 7})}, Attrs().set("perm", Ints{0, 2, 3, 1}), {}, kExact});
   check_op({"transpose", {tt({3, 13, 7}, DType::kI8)}, Attrs().set("perm", Ints{2, 0, 1}), {}, kExact});
+}
+
+// An innermost axis shorter than a vector (ShuffleNet's channel shuffle on 7x7 planes): the
+// trailing axes fused into rows of at least two vectors (49 = 6 x 8 + 1 on AVX2), the leading
+// axes above them, so the planes move as contiguous ramps; the flat loop over every element that
+// this replaces computed each lane's source with vector divisions and gathered it.
+TEST(TopiInjective, SmallPlanesMoveAsContiguousRows) {
+  const Attrs shuffle = Attrs().set("perm", Ints{0, 2, 1, 3, 4});
+  check_op({"transpose", {tt({1, 2, 58, 7, 7})}, shuffle, {}, kExact});
+  check_op({"transpose", {tt({2, 3, 5, 3, 5})}, Attrs().set("perm", Ints{0, 2, 1, 3, 4}), {}, kExact});
+  check_op({"reshape", {tt({3, 29, 2, 5, 3})}, Attrs().set("shape", Ints{3, 58, 15}), {}, kExact});
+  const codegen::Target& host = codegen::host_target();
+  const std::string text = tir::to_string(build_op_kernel("transpose", {tt({1, 2, 58, 7, 7})}, shuffle, host));
+  const std::string lanes = std::to_string(host.vector_lanes(32));
+  EXPECT_NE(text.find(", 1, " + lanes + ")]"), std::string::npos) << text;  // full-width ramps
+  EXPECT_EQ(text.find("floordiv(ramp"), std::string::npos) << text;          // no per-lane division
+  EXPECT_EQ(text.find("floormod(ramp"), std::string::npos) << text;
 }
 
 TEST(TopiInjective, ConcatSplit) {

@@ -356,6 +356,13 @@ void CodeGenLLVM::emit_store(const Store* op) {
   } else if (uniform) {
     // Every lane writes one element: the last lane's value is the one that remains.
     builder_.CreateAlignedStore(builder_.CreateExtractElement(value, t.lanes - 1), addr, align);
+  } else if (llvm::Value* first = strided_first_address(op->buffer, op->index)) {
+    // A constant-stride ramp: one scalar store per lane at a constant offset (see emit_load).
+    const int64_t stride = op->index.as<tir::Ramp>()->stride.as<tir::IntImm>()->value;
+    for (int k = 0; k < t.lanes; ++k) {
+      llvm::Value* at = builder_.CreateInBoundsGEP(elem, first, builder_.getInt64(k * stride));
+      builder_.CreateAlignedStore(builder_.CreateExtractElement(value, builder_.getInt64(k)), at, align);
+    }
   } else {
     builder_.CreateMaskedScatter(value, addr, align);
   }

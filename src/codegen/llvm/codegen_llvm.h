@@ -102,6 +102,10 @@ class CodeGenLLVM {
   // element) or a vector of pointers (any other vector index). *contiguous tells which.
   llvm::Value* element_address(const tir::Buffer& b, const tir::Expr& index, bool* contiguous,
                                bool* uniform);
+  // The scalar address of the first element of a vector index that is a Ramp with a constant
+  // stride other than 1 (its lanes are then loaded/stored one by one at constant offsets), else
+  // nullptr (emits nothing).
+  llvm::Value* strided_first_address(const tir::Buffer& b, const tir::Expr& index);
 
   // ---- statements (codegen_llvm.cc) ----
   void emit_stmt(const tir::Stmt& s);

@@ -288,6 +288,15 @@ llvm::Value* CodeGenLLVM::element_address(const tir::Buffer& b, const Expr& inde
   return builder_.CreateInBoundsGEP(elem, base, to_i64(builder_, emit_expr(index), it));
 }
 
+llvm::Value* CodeGenLLVM::strided_first_address(const tir::Buffer& b, const Expr& index) {
+  const Ramp* ramp = index.as<Ramp>();
+  if (ramp == nullptr || ramp->lanes <= 1) return nullptr;
+  const IntImm* stride = ramp->stride.as<IntImm>();
+  if (stride == nullptr || stride->value == 1) return nullptr;
+  return builder_.CreateInBoundsGEP(storage_type(b->dtype), buffer_pointer(b),
+                                    to_i64(builder_, emit_expr(ramp->base), ramp->base.type()));
+}
+
 llvm::Value* CodeGenLLVM::emit_load(const Load* op) {
   bool contiguous = false, uniform = false;
   llvm::Value* addr = element_address(op->buffer, op->index, &contiguous, &uniform);
@@ -300,6 +309,16 @@ llvm::Value* CodeGenLLVM::emit_load(const Load* op) {
     v = splat(builder_.CreateAlignedLoad(elem, addr, align), t.lanes);
   } else if (contiguous) {
     v = builder_.CreateAlignedLoad(llvm::FixedVectorType::get(elem, t.lanes), addr, align);
+  } else if (llvm::Value* first = strided_first_address(op->buffer, op->index)) {
+    // A constant-stride ramp (a transposing copy: NCHW{b}c <-> NCHW, a conv's packing): one
+    // scalar load per lane at a constant offset from the first element's address, no vector of
+    // pointers (whose lanes LLVM would extract one by one to scalarize the gather).
+    const int64_t stride = op->index.as<Ramp>()->stride.as<IntImm>()->value;
+    v = llvm::PoisonValue::get(llvm::FixedVectorType::get(elem, t.lanes));
+    for (int k = 0; k < t.lanes; ++k) {
+      llvm::Value* at = builder_.CreateInBoundsGEP(elem, first, builder_.getInt64(k * stride));
+      v = builder_.CreateInsertElement(v, builder_.CreateAlignedLoad(elem, at, align), builder_.getInt64(k));
+    }
   } else {
     v = builder_.CreateMaskedGather(llvm::FixedVectorType::get(elem, t.lanes), addr, align);
   }
