@@ -324,7 +324,7 @@ TEST(OpRegistryContents, EveryOperatorIsComplete) {
       {"quantize_linear", OpPattern::kBroadcast}, {"dequantize_linear", OpPattern::kBroadcast},
       {"requantize", OpPattern::kBroadcast}, {"qnn_conv2d", OpPattern::kOutEWiseFusable},
       {"qnn_matmul", OpPattern::kOutEWiseFusable}, {"int8_pack_conv_weights", OpPattern::kInjective},
-      {"int8_conv_weight_sums", OpPattern::kCommReduce}, {"int8_conv2d", OpPattern::kOpaque},
+      {"int8_conv_weight_sums", OpPattern::kCommReduce}, {"int8_conv2d", OpPattern::kOutEWiseFusable},
       {"int8_pack_matmul_weights", OpPattern::kInjective}, {"int8_matmul_weight_sums", OpPattern::kCommReduce},
       {"int8_matmul", OpPattern::kOpaque}, {"int8_matmul_i32", OpPattern::kOpaque},
       {"int8_pack_depthwise_weights", OpPattern::kInjective}, {"int8_depthwise_conv2d", OpPattern::kOpaque},
