@@ -32,8 +32,6 @@ PACKAGES=(
   # API), measurement on remote devices through Redis streams (hiredis client; redis-server for
   # the tests and the broker)
   libsqlite3-dev libxgboost-dev libhiredis-dev redis-server
-  # on-CPU time of benchmark runs on a shared host (scripts/cpu-time-peers.py: perf stat task-clock)
-  linux-perf
 )
 
 # Test hook (tests/build/install_deps_test.sh): extra package names to require, e.g. one that
