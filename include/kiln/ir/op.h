@@ -13,6 +13,7 @@
 #ifndef KILN_IR_OP_H_
 #define KILN_IR_OP_H_
 
+#include <deque>
 #include <functional>
 #include <optional>
 #include <string>
@@ -85,7 +86,9 @@ class OpRegistry {
 
  private:
   OpRegistry() = default;
-  std::vector<OpDef> ops_;
+  // A deque: add() never moves the OpDefs already handed out (graphs keep OpDef pointers, and a
+  // test or plugin may register an operator after graphs exist).
+  std::deque<OpDef> ops_;
 };
 
 namespace detail {
