@@ -28,6 +28,7 @@ const std::vector<PassEntry>& pass_table() {
       {"ConvertConvToWinograd", make_convert_conv_to_winograd}, {"CancelTransposes", make_cancel_transposes},
       {"ComputeHalfInFloat", make_compute_half_in_float}, {"RealizeQuantizedOps", make_realize_quantized_ops},
       {"AlterInt8Layout", make_alter_int8_layout}, {"AlterInt8Matmul", make_alter_int8_matmul},
+      {"NarrowConvToMatmul", make_narrow_conv_to_matmul},
   };
   return table;
 }
@@ -58,7 +59,7 @@ std::vector<std::string> passes_for_level(int opt_level) {
               "EliminateCommonSubexpr", "FuseLayerNorm", "FuseRmsNorm", "DeadCodeElimination", "FuseOps"};
     case 3:
       return {"ComputeHalfInFloat", "CancelTransposes",      "SimplifyInference",     "RealizeQuantizedOps", "FoldConstant",        "EliminateCommonSubexpr", "FuseLayerNorm",
-              "FuseRmsNorm", "DeadCodeElimination",   "AlterOpLayout",       "PackMatmulWeights",      "AlterInt8Layout",        "AlterInt8Matmul", "FoldConstant",
+              "FuseRmsNorm", "DeadCodeElimination",   "NarrowConvToMatmul", "AlterOpLayout",       "PackMatmulWeights",      "AlterInt8Layout",        "AlterInt8Matmul", "FoldConstant",
               "ConvertConvToWinograd", "EliminateCommonSubexpr", "DeadCodeElimination", "FuseOps"};
     default:
       throw UserError(UserErrorKind::kInvalidArgument, "opt level " + std::to_string(opt_level),

@@ -4,6 +4,8 @@
 // (lane-reduction partials and totals, exp(x - max), 1 / sqrt(var + eps)) computed for that row
 // only, then the row's output in vectors. So a normalization is one pass over the rows with one
 // fork/join, and each row stays in L1 between its reductions and its output.
+#include <algorithm>
+
 #include "kiln/support/error.h"
 #include "topi/schedule_util.h"
 
@@ -53,7 +55,17 @@ void schedule_rows(tir::Schedule& s, const ComputeResult& r, const Knobs& k) {
     auto [vo, vi] = so.split(last, vector);
     so.vectorize(vi);
   }
-  if (numel >= parallel_min) so.parallel(row);
+  // The work of a row is its longest per-row stage, reductions included: a plain reduction's
+  // output has one element per row (a ReduceMean of 8400 rows of 367 is 3M elements of work).
+  int64_t work = numel;
+  for (const auto& [name, t] : r.parts) {
+    if (!is_row_part(name)) continue;
+    int64_t n_part = 1;
+    for (const IterVar& iv : s[t].node()->root_axis) n_part *= extent_of(iv);
+    for (const IterVar& iv : s[t].node()->reduce_axis) n_part *= extent_of(iv);
+    work = std::max(work, n_part);
+  }
+  if (work >= parallel_min) so.parallel(row);
   std::vector<tir::Tensor> handled = {out};
   for (const auto& [name, t] : r.parts) {
     if (!is_row_part(name)) continue;

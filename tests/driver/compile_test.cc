@@ -101,6 +101,17 @@ TEST_F(CompileTest, DepthwiseThenPointwise) {
   check_all_modes(ir::Graph({x}, {call("relu", {pw})}, {"y"}), "depthwise_pointwise");
 }
 
+// Pointwise convs with fewer outputs than one vector (NarrowConvToMatmul at O3: a matmul over the
+// pixels, 2-D weights x the 3-D activation, bias and relu in its epilogue), on a graph input with
+// an odd pixel count and after a blocked 3x3 conv, batch 2.
+TEST_F(CompileTest, NarrowPointwiseConvs) {
+  ir::NodePtr x = ir::make_input("x", {DType::kF32, {2, 37, 9, 13}});
+  Value a = call("relu", {call("conv2d", {x->output(), constant("wa", {4, 37, 1, 1}, 1), constant("ba", {4}, 2)})});
+  Value h = call("conv2d", {x->output(), constant("wh", {16, 37, 3, 3}, 3)}, Attrs().set("pads", v({1, 1, 1, 1})));
+  Value b = call("conv2d", {call("relu", {h}), constant("wb", {1, 16, 1, 1}, 4)});
+  check_all_modes(ir::Graph({x}, {a, b}, {"a", "b"}), "narrow_pointwise");
+}
+
 TEST_F(CompileTest, ResidualAdd) {
   ir::NodePtr x = ir::make_input("x", {DType::kF32, {1, 8, 7, 7}});
   Value a = call("relu", {call("conv2d", {x->output(), constant("w1", {8, 8, 3, 3}, 1)}, Attrs().set("pads", v({1, 1, 1, 1})))});

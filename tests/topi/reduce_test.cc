@@ -26,6 +26,20 @@ TEST(TopiReduce, ReduceOps) {
   check_op({"reduce_max", {tt({13, 7}, DType::kI8)}, Attrs().set("axes", Ints{1}), {}, {0, 0}});
 }
 
+// A float reduction over the last axis alone runs as vector lane partials per row (reduce.cc):
+// row lengths of two vectors and more, with and without a tail, keepdims on and off, rank 2 to 4,
+// every kind (prod on values near 1 so long rows stay finite).
+TEST(TopiReduce, LastAxisLaneReductions) {
+  for (int64_t n : {16, 17, 23, 64, 147, 367}) {
+    for (const char* op : {"reduce_sum", "reduce_mean", "reduce_max", "reduce_min"}) {
+      check_op({op, {tt({5, n})}, Attrs().set("axes", Ints{1}), {}, kSum});
+      check_op({op, {tt({2, 3, 4, n})}, Attrs().set("axes", Ints{3}).set("keepdims", int64_t{0}), {}, kSum});
+    }
+    check_op({"reduce_prod", {tt({3, 2, n})}, Attrs().set("axes", Ints{2}), {Dist::positive(0.99, 1.01)}, {1e-4, 1e-6}});
+  }
+  check_op({"reduce_mean", {tt({10, 5, 7, 367})}, Attrs().set("axes", Ints{3}), {}, kSum});
+}
+
 // A reduced extent of 0: the identity (0 for sum, nan for a float mean, -inf / the lowest integer
 // for max), as the reference gives it.
 TEST(TopiReduce, EmptyReduction) {

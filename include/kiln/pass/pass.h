@@ -102,6 +102,7 @@ std::unique_ptr<Pass> make_alter_int8_matmul();      // integer matmuls with con
 std::unique_ptr<Pass> make_alter_int8_layout();      // integer convs -> the fast int8 kernels (docs/int8.md)
 std::unique_ptr<Pass> make_pack_matmul_weights();
 std::unique_ptr<Pass> make_convert_conv_to_winograd();
+std::unique_ptr<Pass> make_narrow_conv_to_matmul();  // 1x1 convs with < one vector of outputs -> matmul
 std::unique_ptr<Pass> make_cancel_transposes();
 std::unique_ptr<Pass> make_compute_half_in_float();
 
