@@ -12,6 +12,10 @@
            --equalize, --bias-correction, --skip-sensitive N and their combinations.
            --variant "FLAGS" (repeatable) runs only the given `kiln quantize` flag sets instead
            (e.g. --variant "--skip-sensitive 16 --reduce-range --skip-op Add").
+  prequantized  the pre-quantized models of tests/frontend/make_quant_cases.py (qdq_cnn, qlinear_conv,
+           dynamic_conv_integer: DynamicQuantizeLinear + ConvInteger) compiled by Kiln and run by ONNX
+           Runtime on their test input: largest difference and cosine, and each engine against the
+           case's expected output (numpy evaluation of the ONNX definitions).
 Inputs: images are smooth random fields (a 7x7 random grid upsampled to 224x224 plus fine noise,
 normalized per channel to mean 0 / std 1, the statistics the random-weight models' batch norms
 were recalibrated on); the encoder gets random token ids. Calibration and test inputs use
@@ -23,6 +27,7 @@ Needs ONNX Runtime for node (bash ../shared/peers/setup.sh) and the built `kiln`
 """
 import argparse
 import os
+import re
 import subprocess
 import sys
 import time
@@ -129,6 +134,37 @@ def check_digits(kiln, work, custom=()):
         print(line, flush=True)
 
 
+def check_prequantized(kiln, work):
+    import onnx
+    from onnx import numpy_helper
+    root = os.path.join(work, "onnx_quant")
+    if not os.path.exists(os.path.join(root, "cases")):
+        run(["/usr/bin/python3", os.path.join(ROOT, "tests", "frontend", "make_quant_cases.py"), root])
+    for case in ("qdq_cnn", "qlinear_conv", "dynamic_conv_integer"):
+        d = os.path.join(root, "cases", case)
+        model = onnx.load(os.path.join(d, "model.onnx"))
+        data = []
+        for kind in ("input", "output"):
+            t = onnx.TensorProto()
+            with open(os.path.join(d, "test_data_set_0", kind + "_0.pb"), "rb") as f:
+                t.ParseFromString(f.read())
+            data.append(numpy_helper.to_array(t))
+        x = os.path.join(work, case + "_x.npy")
+        np.save(x, data[0])
+        expected = data[1].astype(np.float64)  # numpy evaluation of the ONNX definitions
+        inputs = {model.graph.input[0].name: x}
+        o = ort(os.path.join(d, "model.onnx"), inputs, os.path.join(work, case + "_ort.npy"))
+        k, err = kiln.run_samples(os.path.join(d, "model.onnx"), inputs, work, case)
+        if k is None:
+            print("%s: Kiln cannot run it: %s" % (case, " ".join(err)))
+            continue
+        print("%s (%s): Kiln vs ORT max |diff| %.3g (max |ORT| %.3g), cosine %.6f; against the ONNX definitions "
+              "(numpy): Kiln max |diff| %.3g, ORT %.3g" % (
+                  case, ", ".join(sorted({n.op_type for n in model.graph.node})), float(np.abs(k - o).max()),
+                  float(np.abs(o).max()), cosine(k, o), float(np.abs(k - expected).max()), float(np.abs(o - expected).max())),
+              flush=True)
+
+
 def check_model(kiln, work, models, name, accuracy=False, sensitive=(), custom=(), fake_quant=True, n_calib=100,
                 n_test=10):
     model = os.path.join(models, name + ".onnx")
@@ -157,9 +193,12 @@ def check_model(kiln, work, models, name, accuracy=False, sensitive=(), custom=(
     if custom:
         variants = [(flags, flags.split()) for flags in custom]
     for label, extra in variants:
-        q = os.path.join(work, name + ".int8.onnx")
-        fq = os.path.join(work, name + ".fq.onnx")
+        tag = name + "." + (re.sub(r"[^A-Za-z0-9]+", "_", label).strip("_") or "minmax")
+        q = os.path.join(work, tag + ".int8.onnx")  # each variant's model and `kiln quantize` log are kept
+        fq = os.path.join(work, tag + ".fq.onnx")
         secs, text = kiln.quantize(model, ["%s=%s" % (inp, cf)], q, extra + (["--write-fake-quant", fq] if fake_quant else []))
+        with open(os.path.join(work, tag + ".quantize.log"), "w") as f:
+            f.write(text)
         i8 = ort(q, {inp: tf}, os.path.join(work, name + "_int8.npy"))
         line = ("%s %s: kiln quantize %.1f s (%d calibration inputs); on %d other inputs: cosine to f32: ORT int8 %.4f "
                 "(min %.4f)" % (name, label, secs, n_calib, n_test, cosine(f32, i8), min_sample_cosine(f32, i8)))
@@ -192,6 +231,8 @@ def main():
     for name in args.only:
         if name == "digits":
             check_digits(kiln, args.work, args.variant)
+        elif name == "prequantized":
+            check_prequantized(kiln, args.work)
         elif not os.path.exists(os.path.join(models, name + ".onnx")):
             print("%s: no %s/%s.onnx (run scripts/gen_test_models.py --out %s)" % (name, models, name, models))
         else:

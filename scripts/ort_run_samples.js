@@ -19,7 +19,8 @@ function loadOrt() {
   process.exit(2);
 }
 
-const TYPES = { '<f4': ['float32', Float32Array], '<i8': ['int64', BigInt64Array], '<i4': ['int32', Int32Array] };
+const TYPES = { '<f4': ['float32', Float32Array], '<i8': ['int64', BigInt64Array], '<i4': ['int32', Int32Array],
+  '|u1': ['uint8', Uint8Array], '|i1': ['int8', Int8Array] };
 
 function readNpy(file) {
   const b = fs.readFileSync(file);
