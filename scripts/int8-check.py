@@ -10,17 +10,24 @@
            `kiln quantize`; ORT int8 vs Kiln int8 agreement.
            --accuracy adds, for the image models, the accuracy options (docs/int8.md "Accuracy"):
            --equalize, --bias-correction, --skip-sensitive N and their combinations.
+           --variant "FLAGS" (repeatable) runs only the given `kiln quantize` flag sets instead
+           (e.g. --variant "--skip-sensitive 16 --reduce-range --skip-op Add").
+  prequantized  the pre-quantized models of tests/frontend/make_quant_cases.py (qdq_cnn, qlinear_conv,
+           dynamic_conv_integer: DynamicQuantizeLinear + ConvInteger) compiled by Kiln and run by ONNX
+           Runtime on their test input: largest difference and cosine, and each engine against the
+           case's expected output (numpy evaluation of the ONNX definitions).
 Inputs: images are smooth random fields (a 7x7 random grid upsampled to 224x224 plus fine noise,
 normalized per channel to mean 0 / std 1, the statistics the random-weight models' batch norms
 were recalibrated on); the encoder gets random token ids. Calibration and test inputs use
 different seeds.
 
 Usage: /usr/bin/python3 scripts/int8-check.py [--build build] [--work DIR] [--only NAME ...] [--accuracy]
-       [--skip-sensitive N ...]
+       [--skip-sensitive N ...] [--variant "FLAGS" ...] [--no-fake-quant]
 Needs ONNX Runtime for node (bash ../shared/peers/setup.sh) and the built `kiln`.
 """
 import argparse
 import os
+import re
 import subprocess
 import sys
 import time
@@ -99,7 +106,7 @@ def image_like(n, seed):
     return x.astype(np.float32)
 
 
-def check_digits(kiln, work):
+def check_digits(kiln, work, custom=()):
     cases = os.path.join(work, "quantize_cases")
     if not os.path.exists(os.path.join(cases, "digits.onnx")):
         run(["/usr/bin/python3", os.path.join(ROOT, "tests", "driver", "make_quantize_cases.py"), cases])
@@ -108,8 +115,11 @@ def check_digits(kiln, work):
     f32 = ort(model, {"image": x}, os.path.join(work, "digits_f32.npy"))
     acc = lambda o: 100.0 * float((o.argmax(1) == y).mean())
     print("digits: %d test images, f32 accuracy (ORT) %.2f%%" % (len(y), acc(f32)))
-    for method, extra in [("minmax", []), ("entropy", ["--method", "entropy"]), ("percentile", ["--method", "percentile"]),
-                          ("minmax --reduce-range", ["--reduce-range"])]:
+    variants = [("minmax", []), ("entropy", ["--method", "entropy"]), ("percentile", ["--method", "percentile"]),
+                ("minmax --reduce-range", ["--reduce-range"])]
+    if custom:
+        variants = [("minmax " + flags, flags.split()) for flags in custom]
+    for method, extra in variants:
         q = os.path.join(work, "digits.int8.onnx")
         secs, _ = kiln.quantize(model, [os.path.join(cases, "digits_calib.npy")], q, extra + ["--report-samples", "0"])
         i8 = ort(q, {"image": x}, os.path.join(work, "digits_int8.npy"))
@@ -117,13 +127,46 @@ def check_digits(kiln, work):
             method, secs, acc(i8), acc(f32) - acc(i8), cosine(f32, i8))
         k, err = kiln.run_samples(q, {"image": x}, work, "digits_int8") if method.startswith("minmax") else (None, "skipped")
         if k is not None:
-            line += "; Kiln int8 accuracy %.2f%%, cosine Kiln-ORT %.5f" % (acc(k), cosine(k, i8))
+            line += "; Kiln int8 accuracy %.2f%%, cosine Kiln-ORT %.5f (min %.5f)" % (acc(k), cosine(k, i8),
+                                                                                     min_sample_cosine(k, i8))
         elif method.startswith("minmax"):
             line += "; Kiln cannot run it yet: %s" % " ".join(err)
         print(line, flush=True)
 
 
-def check_model(kiln, work, models, name, accuracy=False, sensitive=(), n_calib=100, n_test=10):
+def check_prequantized(kiln, work):
+    import onnx
+    from onnx import numpy_helper
+    root = os.path.join(work, "onnx_quant")
+    if not os.path.exists(os.path.join(root, "cases")):
+        run(["/usr/bin/python3", os.path.join(ROOT, "tests", "frontend", "make_quant_cases.py"), root])
+    for case in ("qdq_cnn", "qlinear_conv", "dynamic_conv_integer"):
+        d = os.path.join(root, "cases", case)
+        model = onnx.load(os.path.join(d, "model.onnx"))
+        data = []
+        for kind in ("input", "output"):
+            t = onnx.TensorProto()
+            with open(os.path.join(d, "test_data_set_0", kind + "_0.pb"), "rb") as f:
+                t.ParseFromString(f.read())
+            data.append(numpy_helper.to_array(t))
+        x = os.path.join(work, case + "_x.npy")
+        np.save(x, data[0])
+        expected = data[1].astype(np.float64)  # numpy evaluation of the ONNX definitions
+        inputs = {model.graph.input[0].name: x}
+        o = ort(os.path.join(d, "model.onnx"), inputs, os.path.join(work, case + "_ort.npy"))
+        k, err = kiln.run_samples(os.path.join(d, "model.onnx"), inputs, work, case)
+        if k is None:
+            print("%s: Kiln cannot run it: %s" % (case, " ".join(err)))
+            continue
+        print("%s (%s): Kiln vs ORT max |diff| %.3g (max |ORT| %.3g), cosine %.6f; against the ONNX definitions "
+              "(numpy): Kiln max |diff| %.3g, ORT %.3g" % (
+                  case, ", ".join(sorted({n.op_type for n in model.graph.node})), float(np.abs(k - o).max()),
+                  float(np.abs(o).max()), cosine(k, o), float(np.abs(k - expected).max()), float(np.abs(o - expected).max())),
+              flush=True)
+
+
+def check_model(kiln, work, models, name, accuracy=False, sensitive=(), custom=(), fake_quant=True, n_calib=100,
+                n_test=10):
     model = os.path.join(models, name + ".onnx")
     if name == "bert_encoder":
         inp = "input_ids"
@@ -147,20 +190,26 @@ def check_model(kiln, work, models, name, accuracy=False, sensitive=(), n_calib=
         for n in sensitive:
             variants += [("--skip-sensitive %d" % n, ["--skip-sensitive", str(n)]),
                          ("--skip-sensitive %d --reduce-range" % n, ["--skip-sensitive", str(n), "--reduce-range"])]
+    if custom:
+        variants = [(flags, flags.split()) for flags in custom]
     for label, extra in variants:
-        q = os.path.join(work, name + ".int8.onnx")
-        fq = os.path.join(work, name + ".fq.onnx")
-        secs, text = kiln.quantize(model, ["%s=%s" % (inp, cf)], q, extra + ["--write-fake-quant", fq])
+        tag = name + "." + (re.sub(r"[^A-Za-z0-9]+", "_", label).strip("_") or "minmax")
+        q = os.path.join(work, tag + ".int8.onnx")  # each variant's model and `kiln quantize` log are kept
+        fq = os.path.join(work, tag + ".fq.onnx")
+        secs, text = kiln.quantize(model, ["%s=%s" % (inp, cf)], q, extra + (["--write-fake-quant", fq] if fake_quant else []))
+        with open(os.path.join(work, tag + ".quantize.log"), "w") as f:
+            f.write(text)
         i8 = ort(q, {inp: tf}, os.path.join(work, name + "_int8.npy"))
-        fqo = ort(fq, {inp: tf}, os.path.join(work, name + "_fq.npy"))
         line = ("%s %s: kiln quantize %.1f s (%d calibration inputs); on %d other inputs: cosine to f32: ORT int8 %.4f "
-                "(min %.4f), fake-quant %.4f (min %.4f)" % (name, label, secs, n_calib, n_test, cosine(f32, i8),
-                                                             min_sample_cosine(f32, i8), cosine(f32, fqo),
-                                                             min_sample_cosine(f32, fqo)))
+                "(min %.4f)" % (name, label, secs, n_calib, n_test, cosine(f32, i8), min_sample_cosine(f32, i8)))
+        if fake_quant:
+            fqo = ort(fq, {inp: tf}, os.path.join(work, name + "_fq.npy"))
+            line += ", fake-quant %.4f (min %.4f)" % (cosine(f32, fqo), min_sample_cosine(f32, fqo))
         if "--equalize" not in label and "--bias-correction" not in label:
             k, err = kiln.run_samples(q, {inp: tf}, work, name + "_int8")
             if k is not None:
-                line += "; Kiln int8 cosine to f32 %.4f, to ORT int8 %.5f" % (cosine(f32, k), cosine(k, i8))
+                line += "; Kiln int8 cosine to f32 %.4f (min %.4f), to ORT int8 %.5f (min %.5f)" % (
+                    cosine(f32, k), min_sample_cosine(f32, k), cosine(k, i8), min_sample_cosine(k, i8))
             else:
                 line += "; Kiln cannot run it yet: %s" % " ".join(err)
         print(line, flush=True)
@@ -173,17 +222,21 @@ def main():
     ap.add_argument("--only", nargs="*", default=["digits", "resnet50", "mobilenetv2", "bert_encoder"])
     ap.add_argument("--accuracy", action="store_true", help="also --equalize / --bias-correction variants")
     ap.add_argument("--skip-sensitive", nargs="*", type=int, default=[], help="also --skip-sensitive N variants")
+    ap.add_argument("--variant", action="append", default=[], help="run only these `kiln quantize` flag sets (repeatable)")
+    ap.add_argument("--no-fake-quant", action="store_true", help="skip the fake-quantized twin (faster)")
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
     kiln = Kiln(args.build)
     models = os.path.join(args.build, "models")
     for name in args.only:
         if name == "digits":
-            check_digits(kiln, args.work)
+            check_digits(kiln, args.work, args.variant)
+        elif name == "prequantized":
+            check_prequantized(kiln, args.work)
         elif not os.path.exists(os.path.join(models, name + ".onnx")):
             print("%s: no %s/%s.onnx (run scripts/gen_test_models.py --out %s)" % (name, models, name, models))
         else:
-            check_model(kiln, args.work, models, name, args.accuracy, args.skip_sensitive)
+            check_model(kiln, args.work, models, name, args.accuracy, args.skip_sensitive, args.variant, not args.no_fake_quant)
     return 0
 
 

@@ -1,8 +1,12 @@
 // Runs an ONNX model in ONNX Runtime (node, onnxruntime-node from ../shared/peers/setup.sh) over
 // many samples with ONE session: each --input file holds samples stacked on axis 0; slice i of
 // every input (rows i*B .. i*B+B-1, B = the model's fixed batch, else 1) is one run; the first
-// output of every run is stacked on axis 0 into --output. Used by scripts/int8-check.py.
-// Usage: node ort_run_samples.js MODEL.onnx --input NAME=FILE.npy [...] --output OUT.npy [--threads N]
+// output of every run is stacked on axis 0 into --output; --output-dir DIR stacks every output the
+// same way into DIR/<name>.npy (the name with characters other than [A-Za-z0-9_.-] as '_', as
+// `kiln run --output-dir` writes them; float32, int8, uint8, int32, int64 kept as they are).
+// Used by scripts/int8-check.py and scripts/int8-layer-diff.py.
+// Usage: node ort_run_samples.js MODEL.onnx --input NAME=FILE.npy [...] (--output OUT.npy | --output-dir DIR)
+//        [--threads N]
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -15,7 +19,8 @@ function loadOrt() {
   process.exit(2);
 }
 
-const TYPES = { '<f4': ['float32', Float32Array], '<i8': ['int64', BigInt64Array], '<i4': ['int32', Int32Array] };
+const TYPES = { '<f4': ['float32', Float32Array], '<i8': ['int64', BigInt64Array], '<i4': ['int32', Int32Array],
+  '|u1': ['uint8', Uint8Array], '|i1': ['int8', Int8Array] };
 
 function readNpy(file) {
   const b = fs.readFileSync(file);
@@ -31,8 +36,16 @@ function readNpy(file) {
   return { type, Arr, arr: new Arr(data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength)), shape };
 }
 
-function writeNpy(file, data, dims) {
-  let header = `{'descr': '<f4', 'fortran_order': False, 'shape': (${dims.join(', ')}${dims.length === 1 ? ',' : ''}), }`;
+const DESCR = { float32: '<f4', int8: '|i1', uint8: '|u1', int32: '<i4', int64: '<i8' };
+
+function fileNameFor(name) {
+  const out = name.replace(/[^A-Za-z0-9_.-]/g, '_');
+  return (out === '' || out[0] === '.' ? '_' + out : out) + '.npy';
+}
+
+function writeNpy(file, data, dims, type = 'float32') {
+  if (!DESCR[type]) throw new Error(`output ${file}: type ${type} not supported`);
+  let header = `{'descr': '${DESCR[type]}', 'fortran_order': False, 'shape': (${dims.join(', ')}${dims.length === 1 ? ',' : ''}), }`;
   header += ' '.repeat((64 - ((10 + header.length + 1) % 64)) % 64) + '\n';
   const head = Buffer.alloc(10);
   head.write('\x93NUMPY', 0, 'latin1'); head[6] = 1; head[7] = 0; head.writeUInt16LE(header.length, 8);
@@ -42,11 +55,12 @@ function writeNpy(file, data, dims) {
 async function main() {
   const argv = process.argv.slice(2);
   const ort = loadOrt();
-  const inputs = {}; let output = null, threads = 1;
+  const inputs = {}; let output = null, outputDir = null, threads = 1;
   for (let i = 1; i < argv.length; i++) {
     const a = argv[i], v = argv[++i];
     if (a === '--input') { const k = v.indexOf('='); inputs[v.slice(0, k)] = readNpy(v.slice(k + 1)); }
     else if (a === '--output') output = v;
+    else if (a === '--output-dir') outputDir = v;
     else if (a === '--threads') threads = parseInt(v);
     else { console.error(`error: unknown option ${a}`); process.exit(2); }
   }
@@ -64,7 +78,10 @@ async function main() {
     if (runs >= 0 && n !== runs) { console.error('error: inputs have different sample counts'); process.exit(2); }
     runs = n;
   }
-  const chunks = []; let outDims = null;
+  if (!output && !outputDir) { console.error('error: no --output or --output-dir'); process.exit(2); }
+  const names = outputDir ? sess.outputNames : [sess.outputNames[0]];
+  const chunks = {}, dims = {}, types = {};
+  for (const n of names) chunks[n] = [];
   for (let r = 0; r < runs; r++) {
     const feeds = {};
     for (const name of sess.inputNames) {
@@ -72,11 +89,23 @@ async function main() {
       const per = t.shape.slice(1).reduce((a, b) => a * b, 1) * B;
       feeds[name] = new ort.Tensor(t.type, t.arr.slice(r * per, (r + 1) * per), [B, ...t.shape.slice(1)]);
     }
-    const out = (await sess.run(feeds))[sess.outputNames[0]];
-    chunks.push(Float32Array.from(out.data)); outDims = out.dims;
+    const outs = await sess.run(feeds);
+    for (const n of names) { chunks[n].push(outs[n].data); dims[n] = outs[n].dims; types[n] = outs[n].type; }
   }
-  const all = new Float32Array(chunks.reduce((a, c) => a + c.length, 0));
-  let o = 0; for (const c of chunks) { all.set(c, o); o += c.length; }
-  writeNpy(output, all, [runs * outDims[0], ...outDims.slice(1)]);
+  const stack = (n) => {
+    const all = new chunks[n][0].constructor(chunks[n].reduce((a, c) => a + c.length, 0));
+    let o = 0; for (const c of chunks[n]) { all.set(c, o); o += c.length; }
+    const d = dims[n].length ? [runs * dims[n][0], ...dims[n].slice(1)] : [runs];
+    return [all, d];
+  };
+  if (output) {
+    const n = sess.outputNames[0];
+    const [all, d] = stack(n);
+    writeNpy(output, Float32Array.from(all), d);
+  }
+  if (outputDir) {
+    fs.mkdirSync(outputDir, { recursive: true });
+    for (const n of names) { const [all, d] = stack(n); writeNpy(path.join(outputDir, fileNameFor(n)), all, d, types[n]); }
+  }
 }
 main().catch(e => { console.error(`error: ${e.message || e}`); process.exit(1); });

@@ -93,13 +93,20 @@ bool dynamic_gemm_ok(const qdq::ModelFacts& f, const qdq::ModelNode& n, const ir
 Selection select_nodes(const qdq::ModelFacts& f, const QuantizeOptions& o) {
   Selection s;
   std::set<std::string> skip(o.skip.begin(), o.skip.end()), matched;
+  const std::set<std::string> skip_ops(o.skip_op_types.begin(), o.skip_op_types.end());
+  std::set<std::string> ops_seen;
   for (const auto& n : f.nodes) {
     if (!n.domain.empty()) continue;
+    ops_seen.insert(n.op_type);
     const std::string name = label(n);
     const bool skipped = skip.count(n.name) || (!n.outputs.empty() && skip.count(n.outputs[0]));
     if (skipped) {
       matched.insert(skip.count(n.name) ? n.name : n.outputs[0]);
       s.notes.push_back(n.op_type + " " + name + ": kept in f32 (--skip)");
+      continue;
+    }
+    if (skip_ops.count(n.op_type)) {
+      s.notes.push_back(n.op_type + " " + name + ": kept in f32 (--skip-op " + n.op_type + ")");
       continue;
     }
     const ir::NDArray* w = f32_init(f, n, 1);
@@ -149,6 +156,12 @@ Selection select_nodes(const qdq::ModelFacts& f, const QuantizeOptions& o) {
       continue;
     }
     s.nodes.push_back(q);
+  }
+  for (const auto& op : o.skip_op_types) {
+    if (!ops_seen.count(op)) {
+      throw UserError(UserErrorKind::kNotFound, "--skip-op " + op, "no node of the model has op type '" + op + "'",
+                      "use an ONNX op type of the model, spelled as in ONNX (Add, Conv, MatMul, ...)");
+    }
   }
   for (const auto& name : o.skip) {
     if (!matched.count(name)) {
@@ -378,6 +391,8 @@ QuantizeReport quantize_once(const QuantizeOptions& o) {
     }
   }
   std::vector<quantize_detail::NodeGates> node_gates;  // for the sensitivity search
+  std::set<int> quantized;
+  std::set<std::string> int8_outputs;  // the outputs of quantized nodes (or of the Relu/Clip folded into them)
   for (const Selected& s : sel.nodes) {
     const auto& n = f.nodes[static_cast<size_t>(s.node)];
     const bool inputs_quantized = std::all_of(s.act_inputs.begin(), s.act_inputs.end(), [&](int i) {
@@ -388,12 +403,14 @@ QuantizeReport quantize_once(const QuantizeOptions& o) {
       continue;
     }
     ++report.quantized_nodes;
+    quantized.insert(s.node);
     quantize_detail::NodeGates gates{s.node, {}};
     for (int i : s.act_inputs) gates.keys.push_back(n.inputs[static_cast<size_t>(i)]);
     const auto& c = consumers[n.outputs[0]];
     const auto* next = c.size() == 1 ? &f.nodes[static_cast<size_t>(c[0])] : nullptr;
     const bool folded = next && (next->op_type == "Relu" || next->op_type == "Clip") && !graph_outputs.count(n.outputs[0]);
     gates.keys.push_back(folded ? next->outputs[0] : n.outputs[0]);
+    int8_outputs.insert(gates.keys.back());
     if (s.weight >= 0) gates.keys.push_back(n.inputs[static_cast<size_t>(s.weight)]);
     if (s.bias >= 0) gates.keys.push_back(n.inputs[static_cast<size_t>(s.bias)] + "_" + label(n));
     node_gates.push_back(std::move(gates));
@@ -414,6 +431,18 @@ QuantizeReport quantize_once(const QuantizeOptions& o) {
         }
       }
       plan.replacements.push_back({s.node, s.bias, bname + "_" + label(n), quantize_bias(bias, sx, w.scales)});
+    }
+  }
+  // A tensor produced in f32 is quantized for its quantized consumers only: the nodes kept in f32
+  // read the original (e.g. a residual Add kept in f32 passes the f32 sum on to the next one).
+  for (const auto& [t, q] : plan.activations) {
+    if (int8_outputs.count(t)) continue;
+    for (int k : consumers[t]) {
+      if (quantized.count(k)) continue;
+      const auto& n = f.nodes[static_cast<size_t>(k)];
+      for (size_t j = 0; j < n.inputs.size(); ++j) {
+        if (n.inputs[j] == t) plan.f32_reads.insert({k, static_cast<int>(j)});
+      }
     }
   }
   for (int k : sel.dynamic) {

@@ -9,6 +9,8 @@
 //     every Conv, the mean (over samples and positions) of fake-quantized minus f32 is smaller with it.
 //   - the sensitivity search (--skip-sensitive): its gated twin is the f32 model with every gate off;
 //     keeping the 2 most sensitive nodes in f32 brings the output closer to f32 on the test inputs.
+//   - nodes kept in f32 (--skip, --skip-op): a residual Add kept in f32 passes the f32 sum to the
+//     next one (only quantized consumers read the dequantized copy).
 // Skips when the fixture could not run (no torch/onnx/sklearn).
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -17,12 +19,16 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
 
 #include "driver/quantize_parts.h"
 #include "driver/quantize_test_util.h"
 #include "kiln/driver/quantize.h"
 #include "kiln/frontend/onnx_qdq.h"
 #include "kiln/ir/npy.h"
+#include "kiln/support/error.h"
 
 namespace kiln {
 namespace {
@@ -240,6 +246,61 @@ TEST(QuantizeAccuracy, GatedTwinWithEveryGateOffIsTheF32Model) {
   }
   EXPECT_EQ(diff[0], 0.0);
   EXPECT_GT(diff[1], 1e-3);
+}
+
+// invres: x1 = stem(x) + block1(stem(x)); x2 = x1 + block2(x1). With both residual Adds kept in f32,
+// x1 (an f32 sum) is quantized for block2's first conv only: the second Add reads x1 itself, not its
+// dequantized copy (before, every consumer read the copy, so an Add "kept in f32" between quantized
+// layers was computed on 8-bit values all the same, and ONNX Runtime fused it into a QLinearAdd).
+// The first Add reads the stem's output dequantized: a quantized conv produces it.
+TEST(QuantizeAccuracy, NodesKeptInF32ReadTheF32TensorsOfF32Producers) {
+  SKIP_IF_NO_CASES();
+  const std::string model = (kCases / "invres_relu6.onnx").string();
+  std::vector<qdq::ModelNode> adds;
+  for (const auto& n : qdq::read_model_facts(model).nodes) {
+    if (n.op_type == "Add") adds.push_back(n);
+  }
+  ASSERT_EQ(adds.size(), 2u);
+  for (bool by_type : {false, true}) {
+    driver::QuantizeOptions o;
+    o.model_path = model;
+    o.output_path = tmp("invres_f32_adds.onnx").string();
+    o.calibration = {driver::parse_calibration_option((kCases / "invres_calib.npy").string())};
+    o.report_samples = 0;
+    if (by_type) {
+      o.skip_op_types = {"Add"};
+    } else {
+      o.skip = {adds[0].name, adds[1].name};
+    }
+    const driver::QuantizeReport r = driver::quantize_model(o);
+    const std::string why = by_type ? ": kept in f32 (--skip-op Add)" : ": kept in f32 (--skip)";
+    EXPECT_EQ(std::count_if(r.notes.begin(), r.notes.end(), [&](const std::string& n) { return n.find(why) != std::string::npos; }), 2)
+        << r.summary();
+    std::map<std::string, std::string> producer;  // tensor -> op type
+    std::map<std::string, std::vector<std::string>> inputs_of;  // Add node name -> inputs
+    bool x1_quantized = false;
+    for (const auto& n : qdq::read_model_facts(o.output_path).nodes) {
+      for (const auto& t : n.outputs) producer[t] = n.op_type;
+      if (n.op_type == "Add") inputs_of[n.name] = n.inputs;
+      x1_quantized |= n.op_type == "QuantizeLinear" && n.inputs[0] == adds[0].outputs[0];
+    }
+    EXPECT_TRUE(x1_quantized) << "block2's first conv reads x1 quantized";
+    const auto& second = inputs_of[adds[1].name];
+    EXPECT_NE(std::find(second.begin(), second.end(), adds[0].outputs[0]), second.end())
+        << "the second Add reads " << second[0] << ", " << second[1] << ", not the first Add's f32 output";
+    for (const auto& t : inputs_of[adds[0].name]) EXPECT_EQ(producer[t], "DequantizeLinear") << t;
+  }
+  driver::QuantizeOptions o;
+  o.model_path = model;
+  o.output_path = tmp("invres_bad_op.onnx").string();
+  o.calibration = {driver::parse_calibration_option((kCases / "invres_calib.npy").string())};
+  o.skip_op_types = {"Softmax"};
+  try {
+    driver::quantize_model(o);
+    ADD_FAILURE() << "no error for --skip-op of an op type the model does not have";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("no node of the model has op type 'Softmax'"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -172,7 +172,12 @@ TEST(Quantize, BadCalibrationDataIsAUserError) {
 
   driver::QuantizeOptions o = digits_options(tmp("bad.int8.onnx").string());
   o.calibration = {};
-  EXPECT_THROW(driver::quantize_model(o), UserError);  // empty set
+  try {
+    driver::quantize_model(o);
+    ADD_FAILURE() << "no error for an empty calibration set";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("no calibration data given"), std::string::npos) << e.what();
+  }
   const fs::path empty_dir = tmp("empty_dir");
   fs::create_directories(empty_dir);
   o.calibration = {driver::parse_calibration_option(empty_dir.string())};

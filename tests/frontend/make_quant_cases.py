@@ -180,6 +180,8 @@ def bad_models():
     d_node = helper.make_node("DequantizeLinear", ["y", "s", "z"], ["x"], name="dequant_node")
     save(os.path.join(OUT, "bad", "zero_point_dtype"), [d_node], [("y", y)], [("x", x)],
          [("s", np.float32(0.1)), ("z", np.int8(0))])
+    save(os.path.join(OUT, "bad", "int32_zero_point"), [d_node], [("y", np.zeros((1, 4), np.int32))], [("x", x)],
+         [("s", np.float32(0.1)), ("z", np.int32(7))])
     g_node = helper.make_node("QGemm", ["y", "s", "z", "y", "s", "z"], ["x"], name="qgemm_node", domain="com.microsoft")
     save(os.path.join(OUT, "bad", "contrib_qgemm"), [g_node], [("y", y)], [("x", x)],
          [("s", np.float32(0.1)), ("z", np.uint8(0))], ms=True)

@@ -93,6 +93,7 @@ TEST(QuantImport, BadParametersNameNodeAndInput) {
       {"nan_scale", {"quant_node", "y_scale", "nan"}},
       {"axis_length_mismatch", {"quant_node", "y_scale", "axis"}},
       {"zero_point_dtype", {"dequant_node", "x_zero_point", "i8"}},
+      {"int32_zero_point", {"dequant_node", "x_zero_point", "holds 7", "int32"}},
       {"contrib_qgemm", {"qgemm_node", "com.microsoft.QGemm", "not supported"}},
   };
   for (const auto& [name, needles] : cases) {

@@ -1,5 +1,5 @@
 // `kiln quantize MODEL.onnx --calibration FILE.npy|DIR|NAME=FILE.npy ... -o MODEL.int8.onnx
-//  [--method minmax|percentile|entropy] [--percentile P] [--skip NODE ...] [--dynamic] [--reduce-range]
+//  [--method minmax|percentile|entropy] [--percentile P] [--skip NODE ...] [--skip-op TYPE ...] [--dynamic] [--reduce-range]
 //  [--input-shape NAME:D0,...] [--report-samples N] [--error-threshold X] [--auto-skip]
 //  [--equalize] [--bias-correction] [--skip-sensitive N]`: post-training
 // quantization into a standard QDQ ONNX model (src/driver/quantize.cc, docs/int8.md). Also the
@@ -24,6 +24,7 @@ void add_quantize_options(CLI::App* cmd, QuantizeCliOptions* o) {
   cmd->add_option("--percentile", o->percentile, "For --method percentile: the share of values kept, in percent (default 99.99)")
       ->check(CLI::Range(50.0, 100.0));
   cmd->add_option("--skip", o->skip, "Keep these nodes (ONNX node names) in f32 (repeatable)");
+  cmd->add_option("--skip-op", o->skip_op_types, "Keep every node of these ONNX op types (e.g. Add) in f32 (repeatable)");
   cmd->add_flag("--dynamic", o->dynamic, "Dynamic quantization of MatMul/Gemm (DynamicQuantizeLinear + MatMulInteger); no calibration needed");
   cmd->add_flag("--reduce-range", o->reduce_range, "7-bit weights (for u8 x s8 kernels that saturate 16-bit sums)");
   cmd->add_option("--report-samples", o->report_samples, "Samples the per-layer error report runs (default 4; 0: no report)")
@@ -51,6 +52,7 @@ driver::QuantizeOptions to_quantize_options(const QuantizeCliOptions& o, const s
   q.method = driver::parse_calibration_method(o.method);
   q.percentile = o.percentile;
   q.skip = o.skip;
+  q.skip_op_types = o.skip_op_types;
   q.dynamic = o.dynamic;
   q.reduce_range = o.reduce_range;
   q.report_samples = o.report_samples;

@@ -16,6 +16,7 @@ struct QuantizeCliOptions {
   std::string method = "minmax";
   double percentile = 99.99;
   std::vector<std::string> skip;
+  std::vector<std::string> skip_op_types;
   bool dynamic = false;
   bool reduce_range = false;
   int report_samples = 4;

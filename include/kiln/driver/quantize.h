@@ -60,6 +60,7 @@ struct QuantizeOptions {
   CalibrationMethod method = CalibrationMethod::kMinMax;
   double percentile = 99.99;  // for kPercentile: the kept share of values, in percent
   std::vector<std::string> skip;  // node names (or first-output names) kept in f32
+  std::vector<std::string> skip_op_types;  // ONNX op types (e.g. "Add") whose nodes are kept in f32
   bool dynamic = false;
   bool reduce_range = false;  // 7-bit weights ([-63, 63]) for u8 x s8 kernels that saturate at 16 bits
   std::map<std::string, ir::Shape> input_shapes;  // overrides the shapes taken from the samples

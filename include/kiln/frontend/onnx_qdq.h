@@ -5,7 +5,8 @@
 // write_qdq_model turns into a new ONNX model:
 //   - kStandard: the standard QDQ form every engine reads. Each planned activation T gets
 //     T -> QuantizeLinear -> DequantizeLinear right after its producer, and every consumer reads
-//     the DequantizeLinear output. Each replaced initializer (int8 weights, int32 biases) becomes
+//     the DequantizeLinear output, except the inputs listed in QdqPlan::f32_reads (f32 nodes that
+//     read the original f32 tensor). Each replaced initializer (int8 weights, int32 biases) becomes
 //     an integer initializer + DequantizeLinear (per axis when it has several scales). Each
 //     dynamic MatMul/Gemm becomes DynamicQuantizeLinear + MatMulInteger + Cast + Mul (+ Add bias),
 //     the form of ONNX Runtime's quantize_dynamic.
@@ -26,6 +27,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kiln/ir/ndarray.h"
@@ -114,6 +116,10 @@ struct QdqPlan {
   std::map<std::string, ActivationQuant> activations;
   std::vector<InputReplacement> replacements;
   std::vector<DynamicMatMul> dynamic;
+  // (node, input) pairs that keep reading the original f32 activation instead of its dequantized
+  // form: nodes kept in f32 that read a tensor also produced in f32, which is quantized only for
+  // its quantized consumers (in every form; with kFakeQuantGated they read it ungated).
+  std::set<std::pair<int, int>> f32_reads;
 };
 
 enum class QdqForm { kStandard, kFakeQuantF32, kFakeQuantGated };

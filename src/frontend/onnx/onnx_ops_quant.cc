@@ -9,11 +9,14 @@
 //     MatMulIntegerToFloat and DynamicQuantizeMatMul as qnn_matmul + a dequantizing scale + bias,
 //     QuantizeLinear/DequantizeLinear; the other quantized contrib ops are refused by name.
 // Constant scales must be positive and finite, zero points of the tensor's type and of the scale's
-// length: a UserError names the node and input otherwise. Blocked quantization (block_size),
-// 4-bit and float8 types are refused.
+// length (0 for int32, which ONNX defines without a zero point): a UserError names the node and
+// input otherwise. Blocked quantization (block_size) is computed elementwise in f32 (no integer
+// kernel uses it); 4-bit and float8 types are refused.
 #include <cmath>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "kiln/support/error.h"
 #include "onnx_node.h"
@@ -33,6 +36,19 @@ std::string input_name(ImportContext& ctx, size_t i, const std::string& what) {
   return "input " + std::to_string(i) + " (" + what + ", '" + ctx.node().inputs[i] + "')";
 }
 
+// A constant scale `s` (input `i`) must hold positive, finite values.
+void require_positive_scales(ImportContext& ctx, size_t i, const std::string& what, const Value& s) {
+  if (!is_constant(s)) return;
+  const NDArray a = s.node->as_constant().data();
+  for (int64_t k = 0; k < a.numel(); ++k) {
+    const double v = a.get_as_double(k);
+    if (!(v > 0) || !std::isfinite(v)) {
+      ctx.fail_invalid(input_name(ctx, i, what) + " holds " + std::to_string(v) + " at index " + std::to_string(k),
+                       "quantization scales must be positive and finite");
+    }
+  }
+}
+
 // Input `i`, a scale: f32 (f16/bf16 converted), positive and finite when constant, a scalar or
 // one value per element of `axis` of `data`.
 Value scale_input(ImportContext& ctx, size_t i, const std::string& what, const Shape& data, int64_t axis) {
@@ -50,16 +66,7 @@ Value scale_input(ImportContext& ctx, size_t i, const std::string& what, const S
                          " of " + ir::shape_to_string(data),
                      "use a per-tensor scale or a 1-D scale of the axis' length");
   }
-  if (is_constant(s)) {
-    const NDArray a = s.node->as_constant().data();
-    for (int64_t k = 0; k < a.numel(); ++k) {
-      const double v = a.get_as_double(k);
-      if (!(v > 0) || !std::isfinite(v)) {
-        ctx.fail_invalid(input_name(ctx, i, what) + " holds " + std::to_string(v) + " at index " + std::to_string(k),
-                         "quantization scales must be positive and finite");
-      }
-    }
-  }
+  require_positive_scales(ctx, i, what, s);
   return s;
 }
 
@@ -89,11 +96,95 @@ void require_8bit(ImportContext& ctx, size_t i, const std::string& what) {
   }
 }
 
-void refuse_blocked(ImportContext& ctx) {
-  if (ctx.attr_int("block_size", 0) != 0) {
-    ctx.fail_unsupported("blocked quantization (block_size " + std::to_string(ctx.attr_int("block_size", 0)) + ")",
-                         "re-quantize the model per tensor or per axis");
+// ---- blocked quantization (opset 21: block_size along axis) ----
+// The scale (and zero point) has x's shape except ceil(D / block_size) along `axis`; it is expanded
+// to x's shape (a unit axis after `axis` broadcast over the block, merged, sliced to D) and the
+// ONNX definition is computed elementwise: DequantizeLinear f32(x) - f32(zp), times the scale;
+// QuantizeLinear clip(round_half_even(x / scale) + zp) cast to the 8/16-bit type.
+
+// Input `i` (a blocked scale or zero point of element type `dt`) expanded to x's shape.
+Value blocked_param(ImportContext& ctx, size_t i, const std::string& what, const Shape& x, int64_t axis, int64_t block) {
+  Value p = ctx.input(i);
+  Shape s = p.type().shape;
+  const auto d = static_cast<size_t>(axis);
+  bool ok = s.size() == x.size() && x[d] > 0;
+  for (size_t k = 0; ok && k < s.size(); ++k) ok = k == d ? s[k] == (x[d] + block - 1) / block : s[k] == x[k];
+  if (!ok) {
+    ctx.fail_invalid(input_name(ctx, i, what) + " has shape " + ir::shape_to_string(s) + ", x " + ir::shape_to_string(x) +
+                         ", block_size " + std::to_string(block) + " along axis " + std::to_string(axis),
+                     "a blocked scale / zero point has x's shape with ceil(x.shape[axis] / block_size) along axis");
   }
+  Shape with_block = s;
+  with_block.insert(with_block.begin() + axis + 1, 1);
+  p = ctx.call1("reshape", {p}, Attrs().set("shape", with_block));
+  with_block[d + 1] = block;
+  p = ctx.call1("expand", {p}, Attrs().set("shape", with_block));
+  Shape merged = s;
+  merged[d] = s[d] * block;
+  p = ctx.call1("reshape", {p}, Attrs().set("shape", merged));
+  if (merged[d] != x[d]) {
+    using Ints = std::vector<int64_t>;
+    p = ctx.call1("strided_slice", {p}, Attrs().set("begins", Ints{0}).set("ends", Ints{x[d]}).set("axes", Ints{axis}).set("steps", Ints{1}));
+  }
+  return p;
+}
+
+void require_dtype(ImportContext& ctx, size_t i, const std::string& what, DType dt) {
+  if (ctx.input(i).type().dtype != dt) {
+    ctx.fail_invalid(input_name(ctx, i, what) + " is " + ir::dtype_name(ctx.input(i).type().dtype) + ", expected " +
+                         ir::dtype_name(dt),
+                     "a zero point has the quantized tensor's element type");
+  }
+}
+
+// (axis, block_size) of a blocked Q/DQ node; block_size 0: not blocked.
+std::pair<int64_t, int64_t> blocking(ImportContext& ctx, const Value& x) {
+  const int64_t block = ctx.attr_int("block_size", 0);
+  if (block == 0) return {0, 0};
+  if (block < 0) ctx.fail_attr("block_size", "is " + std::to_string(block), "block_size is positive (or 0: not blocked)");
+  const int64_t axis = ctx.normalize_axis(ctx.attr_int("axis", 1), static_cast<int64_t>(x.type().rank()), "axis");
+  if (x.type().shape[static_cast<size_t>(axis)] <= 0) {
+    ctx.fail_unsupported("blocked quantization along a dimension of unknown size", "give the model a static shape there");
+  }
+  return {axis, block};
+}
+
+Value f32_scale(ImportContext& ctx, size_t i, const std::string& what, const Value& s) {
+  const DType dt = s.type().dtype;
+  if (dt != DType::kF32 && dt != DType::kF16 && dt != DType::kBF16) {
+    ctx.fail_invalid(input_name(ctx, i, what) + " is " + ir::dtype_name(dt), "a scale is a float tensor");
+  }
+  require_positive_scales(ctx, i, what, ctx.input(i));
+  return dt == DType::kF32 ? s : ctx.call1("cast", {s}, Attrs().set("dtype", DType::kF32));
+}
+
+Value to_f32(ImportContext& ctx, const Value& v) {
+  return v.type().dtype == DType::kF32 ? v : ctx.call1("cast", {v}, Attrs().set("dtype", DType::kF32));
+}
+
+Value blocked_dequantize(ImportContext& ctx, const Value& x, int64_t axis, int64_t block) {
+  const Shape& shape = x.type().shape;
+  const Value s = f32_scale(ctx, 1, "x_scale", blocked_param(ctx, 1, "x_scale", shape, axis, block));
+  Value v = to_f32(ctx, x);
+  if (ctx.has_input(2)) {
+    require_dtype(ctx, 2, "x_zero_point", x.type().dtype);
+    v = ctx.call1("sub", {v, to_f32(ctx, blocked_param(ctx, 2, "x_zero_point", shape, axis, block))});
+  }
+  return ctx.call1("mul", {v, s});
+}
+
+Value blocked_quantize(ImportContext& ctx, const Value& x, DType dt, int64_t axis, int64_t block) {
+  const Shape& shape = x.type().shape;
+  const Value s = f32_scale(ctx, 1, "y_scale", blocked_param(ctx, 1, "y_scale", shape, axis, block));
+  Value v = ctx.call1("round", {ctx.call1("div", {to_f32(ctx, x), s})});
+  if (ctx.has_input(2)) {
+    require_dtype(ctx, 2, "y_zero_point", dt);
+    v = ctx.call1("add", {v, to_f32(ctx, blocked_param(ctx, 2, "y_zero_point", shape, axis, block))});
+  }
+  const double lo = dt == DType::kU8 || dt == DType::kU16 ? 0 : dt == DType::kI8 ? -128 : -32768;
+  const double hi = dt == DType::kU8 ? 255 : dt == DType::kI8 ? 127 : dt == DType::kU16 ? 65535 : 32767;
+  v = ctx.call1("clip", {v}, Attrs().set("min", lo).set("max", hi));
+  return ctx.call1("cast", {v}, Attrs().set("dtype", dt));
 }
 
 // The quantization axis of the current Q/DQ node (0, unused, for a per-tensor scale at input 1).
@@ -145,32 +236,46 @@ DType quantize_output_dtype(ImportContext& ctx) {
 }
 
 std::vector<Value> convert_quantize_linear(ImportContext& ctx) {
-  refuse_blocked(ctx);
   const Value x = ctx.input(0);
   if (!ir::is_float(x.type().dtype)) ctx.fail_invalid(input_name(ctx, 0, "x") + " is not a float tensor");
-  const int64_t axis = quant_axis(ctx, x);
-  const Value s = scale_input(ctx, 1, "y_scale", x.type().shape, axis);
   const DType dt = quantize_output_dtype(ctx);
   if (dt != DType::kU8 && dt != DType::kI8 && dt != DType::kU16 && dt != DType::kI16) {
     ctx.fail_unsupported(std::string("quantization to ") + ir::dtype_name(dt),
                          "Kiln quantizes to uint8, int8, uint16 or int16");
   }
+  if (const auto [baxis, block] = blocking(ctx, x); block > 0) return {blocked_quantize(ctx, x, dt, baxis, block)};
+  const int64_t axis = quant_axis(ctx, x);
+  const Value s = scale_input(ctx, 1, "y_scale", x.type().shape, axis);
   const Value z = zero_point_input(ctx, 2, "y_zero_point", dt, ir::shape_numel(s.type().shape));
   return {quantize(ctx, x, s, z, axis)};
 }
 
 std::vector<Value> convert_dequantize_linear(ImportContext& ctx) {
-  refuse_blocked(ctx);
   const Value x = ctx.input(0);
   const DType dt = x.type().dtype;
   if (dt != DType::kU8 && dt != DType::kI8 && dt != DType::kU16 && dt != DType::kI16 && dt != DType::kI32) {
     ctx.fail_unsupported(input_name(ctx, 0, "x") + " is " + ir::dtype_name(dt),
                          "Kiln dequantizes int8, uint8, int16, uint16 and int32 (4-bit and float8 are not supported)");
   }
+  if (const auto [baxis, block] = blocking(ctx, x); block > 0) {
+    Value y = blocked_dequantize(ctx, x, baxis, block);
+    const DType scale_dt = ctx.input(1).type().dtype;
+    return {scale_dt == DType::kF32 ? y : ctx.call1("cast", {y}, Attrs().set("dtype", scale_dt))};
+  }
   const int64_t axis = quant_axis(ctx, x);
   const DType scale_dt = ctx.input(1).type().dtype;
   const Value s = scale_input(ctx, 1, "x_scale", x.type().shape, axis);
   const Value z = zero_point_input(ctx, 2, "x_zero_point", dt, ir::shape_numel(s.type().shape));
+  if (dt == DType::kI32 && is_constant(z)) {  // ONNX: an int32 tensor has no zero point (0)
+    const NDArray a = z.node->as_constant().data();
+    for (int64_t k = 0; k < a.numel(); ++k) {
+      if (a.get_as_double(k) != 0) {
+        ctx.fail_invalid(input_name(ctx, 2, "x_zero_point") + " holds " + std::to_string(static_cast<int64_t>(a.get_as_double(k))) +
+                             " at index " + std::to_string(k) + " for an int32 x",
+                         "int32 values (biases, accumulators) are dequantized with zero point 0: drop the zero point");
+      }
+    }
+  }
   Value y = dequantize(ctx, x, s, z, axis);
   if (scale_dt != DType::kF32) y = ctx.call1("cast", {y}, Attrs().set("dtype", scale_dt));
   return {y};

@@ -388,6 +388,8 @@ std::string write_qdq_model(const std::string& path, const QdqPlan& plan, QdqFor
     for (int j = 0; j < n.input_size(); ++j) {
       if (auto r = replaced.find({k, j}); r != replaced.end()) {
         n.set_input(j, r->second);
+      } else if (plan.f32_reads.count({k, j})) {
+        continue;  // an f32 node reading an f32-produced tensor: the original value
       } else if (auto a = renamed.find(n.input(j)); a != renamed.end()) {
         n.set_input(j, a->second);
       }
