@@ -109,8 +109,10 @@ Int8Conv2d int8_conv2d(const Tensor& x, const Tensor& packed_w, const Tensor& co
 
 void schedule_int8_conv2d(Schedule& s, const Int8Conv2d& conv, const ConvKnobs& knobs) {
   if (conv.x_words.defined()) {
+    // (n, channel block or word, row) parallel: the stem's NCHW input has one channel word, so
+    // (n, word) alone left its staging to one thread.
     Stage xw = s[conv.x_words];
-    xw.parallel(xw.fuse(xw.axis(0), xw.axis(1)));
+    xw.parallel(xw.fuse(xw.fuse(xw.axis(0), xw.axis(1)), xw.axis(2)));
     if (conv.x_words.ndim() == 5) xw.vectorize(xw.axis(4));  // the padded u8 copy: a block a vector
   }
   Stage out = s[conv.out];
