@@ -64,7 +64,8 @@ ComputeResult conv_compute(const std::vector<Tensor>& in, const ir::Attrs& attrs
   const int8::Int8Conv2d conv = int8::int8_conv2d(in[0], pw, in[2], in[3], in[4], pw.shape()[2], pw.shape()[3], g, rq, knobs);
   ComputeResult r;
   r.outputs = {conv.out};
-  r.parts = {{"anchor", conv.out}, {"acc", conv.acc}, {"x_words", conv.x_words}};
+  r.parts = {{"anchor", conv.out}, {"acc", conv.acc}};
+  if (conv.x_words.defined()) r.parts["x_words"] = conv.x_words;  // absent: the input read in place
   r.schedule = ScheduleKind::kInt8Conv2d;
   r.layout = {{"oc_block", knobs.ob}};
   return r;
@@ -116,7 +117,7 @@ void schedule_int8_conv2d(tir::Schedule& s, const ComputeResult& r, const Knobs&
   knobs.tile_ow = k.get("tile_ow");
   int8::Int8Conv2d conv;
   conv.acc = r.parts.at("acc");
-  conv.x_words = r.parts.at("x_words");
+  if (r.parts.count("x_words") != 0) conv.x_words = r.parts.at("x_words");
   // The stage that carries the tile loops: the group's single output when it is an elementwise
   // chain of the u8 result (FuseOps' epilogue, e.g. the QDQ residual dequantize + add + relu +
   // quantize: applied to the register tile, each output element written once, the u8 result
@@ -128,7 +129,9 @@ void schedule_int8_conv2d(tir::Schedule& s, const ComputeResult& r, const Knobs&
   conv.out = epilogue ? s.outputs()[0] : anchor;
   if (epilogue) s[anchor].compute_inline();
   int8::schedule_int8_conv2d(s, conv, knobs);
-  schedule_rest(s, r, k, {anchor, conv.acc, conv.x_words, conv.out});
+  std::vector<tir::Tensor> scheduled = {anchor, conv.acc, conv.out};
+  if (conv.x_words.defined()) scheduled.push_back(conv.x_words);
+  schedule_rest(s, r, k, scheduled);
 }
 
 }  // namespace kiln::topi

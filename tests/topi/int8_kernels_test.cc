@@ -5,7 +5,8 @@
 //   point, clamp, optional u8 residual add), at sizes with K and N tails (K % 4, N % nb) and a
 //   ReLU clamp; the loop-IR interpreter agrees on small cases;
 // - blocked convolution: 1x1, 3x3 (padded, strided, dilated, asymmetric pads), the 7x7 stride-2
-//   stem on 3 channels, NCHW and NCHW8c inputs, channel tails (C % 4), column tails (OW % tile),
+//   stem on 3 channels, NCHW and NCHW4c/8c/16c inputs (words read from the blocks, padded or in
+//   place), channel tails (C % 4), column tails (OW % tile),
 //   a residual add + ReLU in the epilogue;
 // - depthwise convolution on NCHW[b]c: 3x3 pad 1, 5x5 stride 2 with asymmetric pads, ReLU clamp;
 // - the graph ops' reference executor: qnn_conv2d + requantize (src/ir/ops/quantize*.cc, per-channel
@@ -240,6 +241,11 @@ TEST(Int8Conv2d, EqualsIntegerReferenceExactly) {
     check_conv({1, 8, 12, 12, 16, 3, 3, {1, 1, 2, 2, 2, 2, 2, 2}, 0, narrow, relu});           // dilation 2
     check_conv({1, 32, 14, 14, 32, 1, 1, {2, 2, 0, 0, 0, 0, 1, 1}, 16, narrow, plain});        // strided 1x1, NCHW16c
     check_conv({1, 16, 7, 9, 32, 1, 1, {}, 16, narrow, relu, /*residual=*/true});               // bottleneck expand + add + relu
+    // Words read from the u8 blocks (4 | ib): NCHW4c (one word a block) padded, strided (2, 1),
+    // dilated, asymmetric pads, batch 2; NCHW8c read in place by an unpadded strided 3x3 (three
+    // blocks, a column tail).
+    check_conv({2, 12, 11, 10, 16, 3, 3, {2, 1, 0, 2, 1, 0, 1, 2}, 4, narrow, relu});
+    check_conv({1, 24, 13, 15, 16, 3, 3, {2, 2, 0, 0, 0, 0, 1, 1}, 8, narrow, plain});
   }
 }
 

@@ -34,7 +34,7 @@ enum class ScheduleKind : uint8_t {
   kConv2dNchwc, // parts: "anchor" (blocked output), "pack_w" (packed weights), optional "pad"
   kDepthwise,   // parts: "anchor" (depthwise conv, NCHW), optional "pad"
   kConv2dWinograd,  // parts: "anchor" (batched product), "input" (transform)
-  kInt8Conv2d,      // parts: "anchor" (u8 NCHW[ob]c output), "acc" (i32 tile), "x_words" (repacked input), or "pad" instead of "x_words" for int8_depthwise_conv2d; topi/int8.h
+  kInt8Conv2d,      // parts: "anchor" (u8 NCHW[ob]c output), "acc" (i32 tile), "x_words" (input staging: word repack or padded u8 copy; absent when the input is read in place), or "pad" instead of "x_words" for int8_depthwise_conv2d; topi/int8.h
   kInt8Matmul,      // parts: "anchor" (u8 or i32 [M, N] output), "acc" (i32 tile), "a_words" (repacked A); topi/int8.h
 };
 

@@ -92,7 +92,12 @@ tir::Tensor conv_weight_sums(const tir::Tensor& w);
 struct Int8Conv2d {
   tir::Tensor out;      // u8 [N, M/ob, OH, OW, ob]
   tir::Tensor acc;      // i32, same shape: the product (register tile)
-  tir::Tensor x_words;  // i32 [N, ceil(C/4), H + pads, W + pads]: 4 channels per word, padded
+  // The input staging: i32 words [N, ceil(C/4), H + pads, W + pads] (4 channels per word,
+  // padded) for an NCHW input or a block size that 4 does not divide; for NCHW[ib]c with 4 | ib,
+  // the words are read from the u8 blocks directly (a pixel's ib channels contiguous) and this is
+  // the zero-point padded u8 copy [N, C/ib, H + pads, W + pads, ib], or undefined (no padding: the
+  // input read in place).
+  tir::Tensor x_words;
 };
 
 Int8Conv2d int8_conv2d(const tir::Tensor& x, const tir::Tensor& packed_w, const tir::Tensor& colsum,
