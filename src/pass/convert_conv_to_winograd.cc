@@ -62,13 +62,6 @@ namespace {
 using ir::Attrs;
 using ir::Value;
 
-bool ints_equal(const std::vector<int64_t>& v, int64_t x) {
-  for (int64_t e : v) {
-    if (e != x) return false;
-  }
-  return true;
-}
-
 class WinogradConverter : public ir::GraphMutator {
  public:
   WinogradConverter(const ir::Graph& graph, PassContext& ctx)
@@ -81,7 +74,7 @@ class WinogradConverter : public ir::GraphMutator {
     const ir::TensorType& xt = args[0].type();
     const ir::TensorType& wt = args[1].type();
     const bool shape_ok = xt.dtype == ir::DType::kF32 && wt.shape.size() == 6 && wt.shape[2] == 3 && wt.shape[3] == 3 &&
-                          ints_equal(at.get_ints("strides"), 1) && ints_equal(at.get_ints("dilations"), 1) &&
+                          all_ints_equal(at.get_ints("strides"), 1) && all_ints_equal(at.get_ints("dilations"), 1) &&
                           at.get_int("groups") == 1;
     if (!shape_ok) return rebuild_call(node, args);
     ++ctx_.stat("candidates");

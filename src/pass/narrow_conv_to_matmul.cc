@@ -25,13 +25,6 @@ using ir::Value;
 
 constexpr int64_t kMaxRows = 8;  // topi's matmul reads B unpacked up to this many rows
 
-bool all_equal(const std::vector<int64_t>& v, int64_t x) {
-  for (int64_t e : v) {
-    if (e != x) return false;
-  }
-  return true;
-}
-
 class NarrowConvRewriter : public ir::GraphMutator {
  public:
   explicit NarrowConvRewriter(PassContext& ctx) : GraphMutator("NarrowConvToMatmul"), ctx_(ctx) {}
@@ -44,7 +37,7 @@ class NarrowConvRewriter : public ir::GraphMutator {
     const ir::TensorType& yt = node.output_types()[0];
     const Attrs& at = node.attrs();
     if (xt.dtype != ir::DType::kF32 || xt.shape.size() != 4 || wt.shape.size() != 4 || wt.shape[2] != 1 ||
-        wt.shape[3] != 1 || !all_equal(at.get_ints("strides"), 1) || !all_equal(at.get_ints("pads"), 0) ||
+        wt.shape[3] != 1 || !all_ints_equal(at.get_ints("strides"), 1) || !all_ints_equal(at.get_ints("pads"), 0) ||
         at.get_int("groups") != 1) {
       return rebuild_call(node, args);
     }

@@ -68,4 +68,11 @@ int64_t trailing_reduce_axis(const ir::CallNode& reduce) {
   return axes.empty() ? -1 : axes[0];
 }
 
+bool all_ints_equal(const std::vector<int64_t>& v, int64_t x) {
+  for (int64_t e : v) {
+    if (e != x) return false;
+  }
+  return true;
+}
+
 }  // namespace kiln::pass

@@ -34,13 +34,17 @@ class NameSupply {
   std::set<std::string> used_;
 };
 
-// A scalar constant of `dtype`.
 // The reduced axes of a keepdims reduction (`axes` + `keepdims` attributes; no axes: all) when they
 // are the trailing ones: the first of them; otherwise -1. (The mean/variance chains FuseLayerNorm
 // and FuseRmsNorm recognize reduce over trailing axes.)
 int64_t trailing_reduce_axis(const ir::CallNode& reduce);
 
+// A scalar constant of `dtype`.
 ir::NodePtr scalar_constant(NameSupply& names, const std::string& base, ir::DType dtype, double value);
+
+// Whether every element of an int list attribute (strides, pads, dilations) equals `x` (true for
+// an empty list).
+bool all_ints_equal(const std::vector<int64_t>& v, int64_t x);
 
 }  // namespace kiln::pass
 

@@ -164,12 +164,6 @@ KILN_REGISTER_COMPUTE(global_max_pool, "global_max_pool",
                       [](const std::vector<Tensor>& in, const ir::Attrs&, const std::vector<ir::TensorType>& o,
                          const LayoutHints& h) { return global_pool("global_max_pool", Kind::kMax, in, o, h); });
 
-// x with `axis` replaced by the reduction variable r.
-std::vector<Expr> with_axis(const std::vector<Var>& i, size_t axis, const Expr& r) {
-  std::vector<Expr> idx = as_exprs(i);
-  idx[axis] = r;
-  return idx;
-}
 // The index into a stage that dropped `axis`.
 std::vector<Expr> without_axis(const std::vector<Var>& i, size_t axis) {
   std::vector<Expr> idx;

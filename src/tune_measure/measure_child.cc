@@ -53,7 +53,12 @@ void apply_test_fault() {
   const char* fault = std::getenv("KILN_TUNE_MEASURE_TEST_FAULT");
   if (fault == nullptr || *fault == '\0') return;
   const std::string f = fault;
-  if (f == "segv") ::raise(SIGSEGV);
+  if (f == "segv") {
+    // Die by the signal itself, as a crashing candidate does: a sanitizer's handler (ASan installs
+    // one for SIGSEGV) would otherwise turn the signal into an exit status.
+    ::signal(SIGSEGV, SIG_DFL);
+    ::raise(SIGSEGV);
+  }
   if (f == "hang") for (;;) ::pause();
   if (f.rfind("exit:", 0) == 0) ::_exit(std::atoi(f.c_str() + 5));
   if (f.rfind("sleep:", 0) == 0) ::usleep(static_cast<useconds_t>(std::atof(f.c_str() + 6) * 1e6));
