@@ -13,6 +13,7 @@
 //   x_scale, bias, ReLU clamp) equal the blocked kernel given scale = x_scale / y_scale.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <random>
 
@@ -391,6 +392,73 @@ TEST(Int8Conv2d, EqualsTheGraphOpsReference) {
     }
   }
   EXPECT_GT(distinct, 0) << "degenerate outputs: the test would not see errors";
+}
+
+TEST(Int8Conv2d, DequantizedOutputEqualsTheGraphOpsReference) {
+  // dequantize_linear(requantize(qnn_conv2d(...)), d_scale, d_zero_point) against the kernel's
+  // f32 output (Requantize::dequantize: the f32 clamp-and-round without the u8 round trip), bit
+  // for bit, with both clamps engaged (clamp_min 50 above the zero point, clamp_max 200), a
+  // dequantize zero point unlike the output's, 13 channels (a word tail, NCHW input), M = 24
+  // (ob = 8), stride (1, 2) and asymmetric pads.
+  const int64_t n = 1, c = 13, h = 9, w = 11, m = 24, k = 3, ob = 8;
+  const int32_t xzp = 101, yzp = 40, lo = 50, hi = 200, dzp = 37;
+  const float dscale = 0.0371f;
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> u8(0, 255), s8(-128, 127), bd(-4000, 4000);
+  std::uniform_real_distribution<float> sd(0.5f, 1.5f);
+  NDArray x = NDArray::empty(DType::kU8, {n, c, h, w}), wt = NDArray::empty(DType::kI8, {m, c, k, k});
+  NDArray bias = NDArray::empty(DType::kI32, {m}), xs = NDArray::empty(DType::kF32, {m});
+  NDArray xzp_t = NDArray::scalar(DType::kU8, xzp), wzp_t = NDArray::scalar(DType::kI8, 0);
+  NDArray ys = NDArray::scalar(DType::kF32, 0.29), yzp_t = NDArray::scalar(DType::kU8, yzp);
+  NDArray ds = NDArray::scalar(DType::kF32, dscale), dzp_t = NDArray::scalar(DType::kU8, dzp);
+  for (auto& v : x.mutable_data<uint8_t>()) v = static_cast<uint8_t>(u8(rng));
+  for (auto& v : wt.mutable_data<int8_t>()) v = static_cast<int8_t>(s8(rng));
+  for (auto& v : bias.mutable_data<int32_t>()) v = bd(rng);
+  for (auto& v : xs.mutable_data<float>()) v = sd(rng) * 1.5e-3f;
+  const ir::Attrs conv_attrs = ir::Attrs()
+                                   .set("strides", std::vector<int64_t>{1, 2})
+                                   .set("pads", std::vector<int64_t>{0, 2, 1, 1})
+                                   .set("dilations", std::vector<int64_t>{1, 1})
+                                   .set("groups", int64_t{1});
+  const NDArray acc = run_reference("qnn_conv2d", {x, wt, xzp_t, wzp_t}, conv_attrs)[0];
+  const NDArray q = run_reference("requantize", {acc, xs, ys, yzp_t, bias},
+                                  ir::Attrs().set("axis", int64_t{1}).set("clamp_min", int64_t{lo}).set("clamp_max", int64_t{hi}))[0];
+  const NDArray want = run_reference("dequantize_linear", {q, ds, dzp_t}, ir::Attrs().set("axis", int64_t{1}))[0];
+  const int64_t oh = want.shape()[2], ow = want.shape()[3];
+
+  NDArray scale = NDArray::empty(DType::kF32, {m});
+  for (int64_t i = 0; i < m; ++i) scale.mutable_data<float>()[i] = xs.data<float>()[i] / ys.data<float>()[0];
+  const ConvKnobs knobs{ob, 4, false};
+  tir::Tensor X = tir::placeholder(x.shape(), DType::kU8, "x");
+  tir::Tensor W = tir::placeholder(wt.shape(), DType::kI8, "w");
+  tir::Tensor B = tir::placeholder({m}, DType::kI32, "bias");
+  tir::Tensor S = tir::placeholder({m}, DType::kF32, "scale");
+  const Conv2dGeometry g{1, 2, 0, 2, 1, 1, 1, 1};
+  Requantize rq{xzp, yzp, lo, hi};
+  rq.dequantize = true;
+  rq.dequantize_scale = dscale;
+  rq.dequantize_zero_point = dzp;
+  Int8Conv2d conv = int8_conv2d(X, pack_conv_weights(W, ob), conv_weight_sums(W), B, S, k, k, g, rq, knobs);
+  ASSERT_EQ(conv.out->dtype, DType::kF32);
+  tir::Schedule sch({conv.out});
+  schedule_int8_conv2d(sch, conv, knobs);
+  NDArray out = NDArray::empty(DType::kF32, {n, m / ob, oh, ow, ob});
+  run_on_host(tir::lower(sch, {X, W, B, S, conv.out}, "int8_conv_dequantized"), {&x, &wt, &bias, &scale, &out});
+  int at_lo = 0, at_hi = 0, inside = 0;
+  for (int64_t mm = 0; mm < m; ++mm) {
+    for (int64_t i = 0; i < oh * ow; ++i) {
+      const float expected = want.data<float>()[mm * oh * ow + i];
+      const float got = out.data<float>()[((mm / ob) * oh * ow + i) * ob + mm % ob];
+      ASSERT_EQ(std::bit_cast<uint32_t>(got), std::bit_cast<uint32_t>(expected)) << "channel " << mm << " pixel " << i;
+      const uint8_t qv = q.data<uint8_t>()[mm * oh * ow + i];
+      at_lo += qv == lo;
+      at_hi += qv == hi;
+      inside += qv > lo && qv < hi;
+    }
+  }
+  EXPECT_GT(at_lo, 0) << "clamp_min never engaged";
+  EXPECT_GT(at_hi, 0) << "clamp_max never engaged";
+  EXPECT_GT(inside, oh * ow) << "too few unclamped outputs: the test would not see rounding errors";
 }
 
 }  // namespace
