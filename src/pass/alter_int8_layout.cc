@@ -23,6 +23,10 @@
 //     only the first in topological order is folded: FuseOps makes that convolution the kernel
 //     the add joins, and the other one keeps its u8 output (read as u8 by that kernel rather than
 //     written as an f32 tensor). Stat "dequantize_folded".
+//   - quantize_linear(relu(v)) on the blocks, with constant scales > 0 and every zero point the
+//     lowest value of its dtype (u8 0, i8 -128, ...), reads v: quantize_linear already maps every
+//     x <= 0 (and nan) to that zero point, which is what relu's 0 quantizes to, so the relu's max
+//     is dropped from the residual kernel's epilogue. Stat "relu_before_quantize_dropped".
 //   - narrow = 1 when every weight is in [-64, 64] (topi::int8::weights_fit_narrow): the AVX2
 //     single-vpmaddubsw form; otherwise the exact two-step form. Results are identical.
 // Numerics: bit-exact to the rewritten ops (the op reference in src/ir/ops/int8_conv.cc).
@@ -34,10 +38,12 @@
 // Anything else (grouped with 1 < groups < C, channel multipliers, i8 activations, weight zero
 // points, i8/i16 outputs) is left to the generic integer kernels. Stats: "int8_conv2d",
 // "int8_depthwise_conv2d", "narrow", "transforms_skipped", "blocked_elementwise", "pools_blocked".
+#include <cmath>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "ir/ops/quantize_params.h"
 #include "kiln/ir/graph_visitor.h"
 #include "kiln/pass/pass.h"
 #include "kiln/topi/int8.h"
@@ -216,6 +222,10 @@ class Int8Rewriter : public ir::GraphMutator {
       }
     }
     if (block == 0) return std::nullopt;
+    if (&node.op() == quantize_linear_ && quantizes_relu_away(blocked_args)) {
+      blocked_args[0] = blocked_args[0].node->as_call().args()[0];
+      ++ctx_.stat("relu_before_quantize_dropped");
+    }
     ++ctx_.stat("blocked_elementwise");
     return plain_view(ir::make_call(node.op(), blocked_args, node.attrs(), node.name())->output());
   }
@@ -248,6 +258,24 @@ class Int8Rewriter : public ir::GraphMutator {
     return plain_view(ir::make_call(conv.op(), conv.args(), attrs, conv.name())->output());
   }
 
+  // quantize_linear(x = relu(v), scale, zero_point) equals quantize_linear(v, ...) when every
+  // scale is a constant > 0 and every zero point the lowest value of its dtype: for v <= 0 (and
+  // -inf, -0) round(v / scale) <= 0 clamps to the zero point, nan quantizes to the zero point
+  // (the rounding rule: nan -> 0), and relu's 0 quantizes to the zero point too.
+  bool quantizes_relu_away(const std::vector<Value>& args) const {
+    if (args[0].node->kind() != ir::NodeKind::kCall || &args[0].node->as_call().op() != relu_) return false;
+    const ir::NDArray *scale = constant_of(args[1]), *zp = constant_of(args[2]);
+    if (!scale || !zp || scale->dtype() != DType::kF32) return false;
+    for (float v : scale->data<float>()) {
+      if (!(v > 0) || !std::isfinite(v)) return false;
+    }
+    const double lowest = static_cast<double>(ir::ops::dtype_min_int(zp->dtype()));
+    for (int64_t i = 0; i < zp->numel(); ++i) {
+      if (zp->get_as_double(i) != lowest) return false;
+    }
+    return true;
+  }
+
   PassContext& ctx_;
   NameSupply names_;
   UseCounts uses_;
@@ -260,6 +288,8 @@ class Int8Rewriter : public ir::GraphMutator {
   const ir::OpDef* layout_transform_ = op_ptr("layout_transform");
   const ir::OpDef* max_pool2d_ = op_ptr("max_pool2d");
   const ir::OpDef* dequantize_linear_ = op_ptr("dequantize_linear");
+  const ir::OpDef* quantize_linear_ = op_ptr("quantize_linear");
+  const ir::OpDef* relu_ = op_ptr("relu");
   const ir::OpDef* int8_conv2d_ = op_ptr("int8_conv2d");
 };
 
