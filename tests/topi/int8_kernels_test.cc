@@ -339,50 +339,63 @@ TEST(Int8Conv2d, OtherTargetsGetTheirDotInstruction) {
   }
 }
 
+// Random u8 input [n, c, h, w], s8 weights [m, c, k, k], i32 bias and per-channel x_scale
+// (uniform in [0.5, 1.5) x xs_unit) for the graph-ops comparisons below.
+struct GraphOpsConv {
+  NDArray x, wt, bias, xs;
+};
+
+GraphOpsConv random_graph_ops_conv(int64_t n, int64_t c, int64_t h, int64_t w, int64_t m, int64_t k, uint32_t seed, float xs_unit) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> u8(0, 255), s8(-128, 127), bd(-4000, 4000);
+  std::uniform_real_distribution<float> sd(0.5f, 1.5f);
+  GraphOpsConv g{NDArray::empty(DType::kU8, {n, c, h, w}), NDArray::empty(DType::kI8, {m, c, k, k}),
+                 NDArray::empty(DType::kI32, {m}), NDArray::empty(DType::kF32, {m})};
+  for (auto& v : g.x.mutable_data<uint8_t>()) v = static_cast<uint8_t>(u8(rng));
+  for (auto& v : g.wt.mutable_data<int8_t>()) v = static_cast<int8_t>(s8(rng));
+  for (auto& v : g.bias.mutable_data<int32_t>()) v = bd(rng);
+  for (auto& v : g.xs.mutable_data<float>()) v = sd(rng) * xs_unit;
+  return g;
+}
+
+// The fast kernel on `d` (k x k, ob output channels a block) with scale = x_scale / y_scale (one
+// f32 division, as the requantize op computes it), run on the host: its NCHW[ob]c output.
+NDArray run_fast_conv(const GraphOpsConv& d, float y_scale, int64_t k, int64_t ob, const Conv2dGeometry& g,
+                      const Requantize& rq, int64_t oh, int64_t ow) {
+  const int64_t n = d.x.shape()[0], m = d.wt.shape()[0];
+  NDArray scale = NDArray::empty(DType::kF32, {m});
+  for (int64_t i = 0; i < m; ++i) scale.mutable_data<float>()[i] = d.xs.data<float>()[i] / y_scale;
+  const ConvKnobs knobs{ob, 4, false};
+  tir::Tensor X = tir::placeholder(d.x.shape(), DType::kU8, "x");
+  tir::Tensor W = tir::placeholder(d.wt.shape(), DType::kI8, "w");
+  tir::Tensor B = tir::placeholder({m}, DType::kI32, "bias");
+  tir::Tensor S = tir::placeholder({m}, DType::kF32, "scale");
+  Int8Conv2d conv = int8_conv2d(X, pack_conv_weights(W, ob), conv_weight_sums(W), B, S, k, k, g, rq, knobs);
+  tir::Schedule sch({conv.out});
+  schedule_int8_conv2d(sch, conv, knobs);
+  NDArray out = NDArray::empty(rq.dequantize ? DType::kF32 : DType::kU8, {n, m / ob, oh, ow, ob});
+  NDArray x = d.x, wt = d.wt, bias = d.bias;
+  run_on_host(tir::lower(sch, {X, W, B, S, conv.out}, "int8_conv_vs_ops"), {&x, &wt, &bias, &scale, &out});
+  return out;
+}
+
 TEST(Int8Conv2d, EqualsTheGraphOpsReference) {
   // qnn_conv2d(x u8, w s8, x_zero_point, w_zero_point 0) -> requantize(x_scale [M], y_scale, y_zero_point,
   // bias [M], clamp_min = y_zero_point: ReLU): the graph form the int8 layout pass will rewrite.
-  const int64_t n = 1, c = 24, h = 10, w = 9, m = 32, k = 3, ob = 16;
+  const int64_t c = 24, h = 10, w = 9, m = 32, k = 3, ob = 16;
   const int32_t xzp = 17, yzp = 40;
-  std::mt19937 rng(5);
-  std::uniform_int_distribution<int> u8(0, 255), s8(-128, 127), bd(-4000, 4000);
-  std::uniform_real_distribution<float> sd(0.5f, 1.5f);
-  NDArray x = NDArray::empty(DType::kU8, {n, c, h, w}), wt = NDArray::empty(DType::kI8, {m, c, k, k});
-  NDArray bias = NDArray::empty(DType::kI32, {m}), xs = NDArray::empty(DType::kF32, {m});
-  NDArray xzp_t = NDArray::empty(DType::kU8, {}), wzp_t = NDArray::empty(DType::kI8, {});
-  NDArray ys = NDArray::empty(DType::kF32, {}), yzp_t = NDArray::empty(DType::kU8, {});
-  for (auto& v : x.mutable_data<uint8_t>()) v = static_cast<uint8_t>(u8(rng));
-  for (auto& v : wt.mutable_data<int8_t>()) v = static_cast<int8_t>(s8(rng));
-  for (auto& v : bias.mutable_data<int32_t>()) v = bd(rng);
-  for (auto& v : xs.mutable_data<float>()) v = sd(rng) * 1e-3f;
-  xzp_t.mutable_data<uint8_t>()[0] = xzp;
-  wzp_t.mutable_data<int8_t>()[0] = 0;
-  ys.mutable_data<float>()[0] = 0.37f;
-  yzp_t.mutable_data<uint8_t>()[0] = yzp;
+  const float y_scale = 0.37f;
+  const GraphOpsConv d = random_graph_ops_conv(1, c, h, w, m, k, 5, 1e-3f);
   const ir::Attrs conv_attrs = ir::Attrs()
                                    .set("strides", std::vector<int64_t>{2, 1})
                                    .set("pads", std::vector<int64_t>{1, 0, 1, 2})
                                    .set("dilations", std::vector<int64_t>{1, 1})
                                    .set("groups", int64_t{1});
-  const NDArray acc = run_reference("qnn_conv2d", {x, wt, xzp_t, wzp_t}, conv_attrs)[0];
-  const NDArray want = run_reference("requantize", {acc, xs, ys, yzp_t, bias},
+  const NDArray acc = run_reference("qnn_conv2d", {d.x, d.wt, NDArray::scalar(DType::kU8, xzp), NDArray::scalar(DType::kI8, 0)}, conv_attrs)[0];
+  const NDArray want = run_reference("requantize", {acc, d.xs, NDArray::scalar(DType::kF32, y_scale), NDArray::scalar(DType::kU8, yzp), d.bias},
                                      ir::Attrs().set("axis", int64_t{1}).set("clamp_min", int64_t{yzp}))[0];
   const int64_t oh = want.shape()[2], ow = want.shape()[3];
-
-  // The fast kernel: scale = x_scale / y_scale (one f32 division, as the op computes it).
-  NDArray scale = NDArray::empty(DType::kF32, {m});
-  for (int64_t i = 0; i < m; ++i) scale.mutable_data<float>()[i] = xs.data<float>()[i] / ys.data<float>()[0];
-  const ConvKnobs knobs{ob, 4, false};
-  tir::Tensor X = tir::placeholder(x.shape(), DType::kU8, "x");
-  tir::Tensor W = tir::placeholder(wt.shape(), DType::kI8, "w");
-  tir::Tensor B = tir::placeholder({m}, DType::kI32, "bias");
-  tir::Tensor S = tir::placeholder({m}, DType::kF32, "scale");
-  const Conv2dGeometry g{2, 1, 1, 0, 1, 2, 1, 1};
-  Int8Conv2d conv = int8_conv2d(X, pack_conv_weights(W, ob), conv_weight_sums(W), B, S, k, k, g, {xzp, yzp, yzp, 255}, knobs);
-  tir::Schedule sch({conv.out});
-  schedule_int8_conv2d(sch, conv, knobs);
-  NDArray out = NDArray::empty(DType::kU8, {n, m / ob, oh, ow, ob});
-  run_on_host(tir::lower(sch, {X, W, B, S, conv.out}, "int8_conv_vs_ops"), {&x, &wt, &bias, &scale, &out});
+  const NDArray out = run_fast_conv(d, y_scale, k, ob, Conv2dGeometry{2, 1, 1, 0, 1, 2, 1, 1}, {xzp, yzp, yzp, 255}, oh, ow);
   int distinct = 0;
   for (int64_t mm = 0; mm < m; ++mm) {
     for (int64_t i = 0; i < oh * ow; ++i) {
@@ -400,50 +413,26 @@ TEST(Int8Conv2d, DequantizedOutputEqualsTheGraphOpsReference) {
   // for bit, with both clamps engaged (clamp_min 50 above the zero point, clamp_max 200), a
   // dequantize zero point unlike the output's, 13 channels (a word tail, NCHW input), M = 24
   // (ob = 8), stride (1, 2) and asymmetric pads.
-  const int64_t n = 1, c = 13, h = 9, w = 11, m = 24, k = 3, ob = 8;
+  const int64_t c = 13, h = 9, w = 11, m = 24, k = 3, ob = 8;
   const int32_t xzp = 101, yzp = 40, lo = 50, hi = 200, dzp = 37;
-  const float dscale = 0.0371f;
-  std::mt19937 rng(11);
-  std::uniform_int_distribution<int> u8(0, 255), s8(-128, 127), bd(-4000, 4000);
-  std::uniform_real_distribution<float> sd(0.5f, 1.5f);
-  NDArray x = NDArray::empty(DType::kU8, {n, c, h, w}), wt = NDArray::empty(DType::kI8, {m, c, k, k});
-  NDArray bias = NDArray::empty(DType::kI32, {m}), xs = NDArray::empty(DType::kF32, {m});
-  NDArray xzp_t = NDArray::scalar(DType::kU8, xzp), wzp_t = NDArray::scalar(DType::kI8, 0);
-  NDArray ys = NDArray::scalar(DType::kF32, 0.29), yzp_t = NDArray::scalar(DType::kU8, yzp);
-  NDArray ds = NDArray::scalar(DType::kF32, dscale), dzp_t = NDArray::scalar(DType::kU8, dzp);
-  for (auto& v : x.mutable_data<uint8_t>()) v = static_cast<uint8_t>(u8(rng));
-  for (auto& v : wt.mutable_data<int8_t>()) v = static_cast<int8_t>(s8(rng));
-  for (auto& v : bias.mutable_data<int32_t>()) v = bd(rng);
-  for (auto& v : xs.mutable_data<float>()) v = sd(rng) * 1.5e-3f;
+  const float y_scale = 0.29f, dscale = 0.0371f;
+  const GraphOpsConv d = random_graph_ops_conv(1, c, h, w, m, k, 11, 1.5e-3f);
   const ir::Attrs conv_attrs = ir::Attrs()
                                    .set("strides", std::vector<int64_t>{1, 2})
                                    .set("pads", std::vector<int64_t>{0, 2, 1, 1})
                                    .set("dilations", std::vector<int64_t>{1, 1})
                                    .set("groups", int64_t{1});
-  const NDArray acc = run_reference("qnn_conv2d", {x, wt, xzp_t, wzp_t}, conv_attrs)[0];
-  const NDArray q = run_reference("requantize", {acc, xs, ys, yzp_t, bias},
+  const NDArray acc = run_reference("qnn_conv2d", {d.x, d.wt, NDArray::scalar(DType::kU8, xzp), NDArray::scalar(DType::kI8, 0)}, conv_attrs)[0];
+  const NDArray q = run_reference("requantize", {acc, d.xs, NDArray::scalar(DType::kF32, y_scale), NDArray::scalar(DType::kU8, yzp), d.bias},
                                   ir::Attrs().set("axis", int64_t{1}).set("clamp_min", int64_t{lo}).set("clamp_max", int64_t{hi}))[0];
-  const NDArray want = run_reference("dequantize_linear", {q, ds, dzp_t}, ir::Attrs().set("axis", int64_t{1}))[0];
+  const NDArray want = run_reference("dequantize_linear", {q, NDArray::scalar(DType::kF32, dscale), NDArray::scalar(DType::kU8, dzp)},
+                                     ir::Attrs().set("axis", int64_t{1}))[0];
   const int64_t oh = want.shape()[2], ow = want.shape()[3];
-
-  NDArray scale = NDArray::empty(DType::kF32, {m});
-  for (int64_t i = 0; i < m; ++i) scale.mutable_data<float>()[i] = xs.data<float>()[i] / ys.data<float>()[0];
-  const ConvKnobs knobs{ob, 4, false};
-  tir::Tensor X = tir::placeholder(x.shape(), DType::kU8, "x");
-  tir::Tensor W = tir::placeholder(wt.shape(), DType::kI8, "w");
-  tir::Tensor B = tir::placeholder({m}, DType::kI32, "bias");
-  tir::Tensor S = tir::placeholder({m}, DType::kF32, "scale");
-  const Conv2dGeometry g{1, 2, 0, 2, 1, 1, 1, 1};
   Requantize rq{xzp, yzp, lo, hi};
   rq.dequantize = true;
   rq.dequantize_scale = dscale;
   rq.dequantize_zero_point = dzp;
-  Int8Conv2d conv = int8_conv2d(X, pack_conv_weights(W, ob), conv_weight_sums(W), B, S, k, k, g, rq, knobs);
-  ASSERT_EQ(conv.out->dtype, DType::kF32);
-  tir::Schedule sch({conv.out});
-  schedule_int8_conv2d(sch, conv, knobs);
-  NDArray out = NDArray::empty(DType::kF32, {n, m / ob, oh, ow, ob});
-  run_on_host(tir::lower(sch, {X, W, B, S, conv.out}, "int8_conv_dequantized"), {&x, &wt, &bias, &scale, &out});
+  const NDArray out = run_fast_conv(d, y_scale, k, ob, Conv2dGeometry{1, 2, 0, 2, 1, 1, 1, 1}, rq, oh, ow);
   int at_lo = 0, at_hi = 0, inside = 0;
   for (int64_t mm = 0; mm < m; ++mm) {
     for (int64_t i = 0; i < oh * ow; ++i) {
