@@ -10,7 +10,9 @@
 //   a residual add + ReLU in the epilogue;
 // - depthwise convolution on NCHW[b]c: 3x3 pad 1, 5x5 stride 2 with asymmetric pads, ReLU clamp;
 // - the graph ops' reference executor: qnn_conv2d + requantize (src/ir/ops/quantize*.cc, per-channel
-//   x_scale, bias, ReLU clamp) equal the blocked kernel given scale = x_scale / y_scale.
+//   x_scale, bias, ReLU clamp) equal the blocked kernel given scale = x_scale / y_scale; with
+//   dequantize_linear after them, the kernel's dequantized f32 output (Requantize::dequantize)
+//   equals it bit for bit, both clamps engaged.
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -358,6 +360,16 @@ GraphOpsConv random_graph_ops_conv(int64_t n, int64_t c, int64_t h, int64_t w, i
   return g;
 }
 
+// qnn_conv2d(x, w, x_zero_point, 0) of `d` on the reference executor (groups 1, no dilation).
+NDArray graph_ops_acc(const GraphOpsConv& d, int32_t xzp, std::vector<int64_t> strides, std::vector<int64_t> pads) {
+  const ir::Attrs attrs = ir::Attrs()
+                              .set("strides", std::move(strides))
+                              .set("pads", std::move(pads))
+                              .set("dilations", std::vector<int64_t>{1, 1})
+                              .set("groups", int64_t{1});
+  return run_reference("qnn_conv2d", {d.x, d.wt, NDArray::scalar(DType::kU8, xzp), NDArray::scalar(DType::kI8, 0)}, attrs)[0];
+}
+
 // The fast kernel on `d` (k x k, ob output channels a block) with scale = x_scale / y_scale (one
 // f32 division, as the requantize op computes it), run on the host: its NCHW[ob]c output.
 NDArray run_fast_conv(const GraphOpsConv& d, float y_scale, int64_t k, int64_t ob, const Conv2dGeometry& g,
@@ -386,12 +398,7 @@ TEST(Int8Conv2d, EqualsTheGraphOpsReference) {
   const int32_t xzp = 17, yzp = 40;
   const float y_scale = 0.37f;
   const GraphOpsConv d = random_graph_ops_conv(1, c, h, w, m, k, 5, 1e-3f);
-  const ir::Attrs conv_attrs = ir::Attrs()
-                                   .set("strides", std::vector<int64_t>{2, 1})
-                                   .set("pads", std::vector<int64_t>{1, 0, 1, 2})
-                                   .set("dilations", std::vector<int64_t>{1, 1})
-                                   .set("groups", int64_t{1});
-  const NDArray acc = run_reference("qnn_conv2d", {d.x, d.wt, NDArray::scalar(DType::kU8, xzp), NDArray::scalar(DType::kI8, 0)}, conv_attrs)[0];
+  const NDArray acc = graph_ops_acc(d, xzp, {2, 1}, {1, 0, 1, 2});
   const NDArray want = run_reference("requantize", {acc, d.xs, NDArray::scalar(DType::kF32, y_scale), NDArray::scalar(DType::kU8, yzp), d.bias},
                                      ir::Attrs().set("axis", int64_t{1}).set("clamp_min", int64_t{yzp}))[0];
   const int64_t oh = want.shape()[2], ow = want.shape()[3];
@@ -417,12 +424,7 @@ TEST(Int8Conv2d, DequantizedOutputEqualsTheGraphOpsReference) {
   const int32_t xzp = 101, yzp = 40, lo = 50, hi = 200, dzp = 37;
   const float y_scale = 0.29f, dscale = 0.0371f;
   const GraphOpsConv d = random_graph_ops_conv(1, c, h, w, m, k, 11, 1.5e-3f);
-  const ir::Attrs conv_attrs = ir::Attrs()
-                                   .set("strides", std::vector<int64_t>{1, 2})
-                                   .set("pads", std::vector<int64_t>{0, 2, 1, 1})
-                                   .set("dilations", std::vector<int64_t>{1, 1})
-                                   .set("groups", int64_t{1});
-  const NDArray acc = run_reference("qnn_conv2d", {d.x, d.wt, NDArray::scalar(DType::kU8, xzp), NDArray::scalar(DType::kI8, 0)}, conv_attrs)[0];
+  const NDArray acc = graph_ops_acc(d, xzp, {1, 2}, {0, 2, 1, 1});
   const NDArray q = run_reference("requantize", {acc, d.xs, NDArray::scalar(DType::kF32, y_scale), NDArray::scalar(DType::kU8, yzp), d.bias},
                                   ir::Attrs().set("axis", int64_t{1}).set("clamp_min", int64_t{lo}).set("clamp_max", int64_t{hi}))[0];
   const NDArray want = run_reference("dequantize_linear", {q, NDArray::scalar(DType::kF32, dscale), NDArray::scalar(DType::kU8, dzp)},
