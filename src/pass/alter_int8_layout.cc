@@ -37,7 +37,8 @@
 //     project chain thus stays blocked.
 // Anything else (grouped with 1 < groups < C, channel multipliers, i8 activations, weight zero
 // points, i8/i16 outputs) is left to the generic integer kernels. Stats: "int8_conv2d",
-// "int8_depthwise_conv2d", "narrow", "transforms_skipped", "blocked_elementwise", "pools_blocked".
+// "int8_depthwise_conv2d", "narrow", "transforms_skipped", "blocked_elementwise", "pools_blocked",
+// "dequantize_folded", "relu_before_quantize_dropped".
 #include <cmath>
 #include <optional>
 #include <unordered_map>
