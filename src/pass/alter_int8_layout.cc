@@ -14,6 +14,19 @@
 //     shape with one block, the rest single values) and max_pool2d of a view run on the blocked
 //     values (max_pool2d_nchwc), their result viewed as NCHW again: the QDQ residual chain
 //     (dequantize, add, relu, quantize) stays blocked between int8 convolutions.
+//   - dequantize_linear(view of such an int8_conv2d y, per-tensor constant scale and u8 zero
+//     point), when the requantize y replaced had no other use, becomes the view of
+//     int8_conv2d(...; dequantize = 1, dequantize_scale, dequantize_zero_point): the same f32
+//     values, produced by the kernel from the f32 requantize without the u8 round trip (the QDQ
+//     residual chain's dequantize of the conv's result). When the dequantize's only user also
+//     takes another such dequantize (a residual add of two convolutions: the downsampling block),
+//     only the first in topological order is folded: FuseOps makes that convolution the kernel
+//     the add joins, and the other one keeps its u8 output (read as u8 by that kernel rather than
+//     written as an f32 tensor). Stat "dequantize_folded".
+//   - quantize_linear(relu(v)) on the blocks, with constant scales > 0 and every zero point the
+//     lowest value of its dtype (u8 0, i8 -128, ...), reads v: quantize_linear already maps every
+//     x <= 0 (and nan) to that zero point, which is what relu's 0 quantizes to, so the relu's max
+//     is dropped from the residual kernel's epilogue. Stat "relu_before_quantize_dropped".
 //   - narrow = 1 when every weight is in [-64, 64] (topi::int8::weights_fit_narrow): the AVX2
 //     single-vpmaddubsw form; otherwise the exact two-step form. Results are identical.
 // Numerics: bit-exact to the rewritten ops (the op reference in src/ir/ops/int8_conv.cc).
@@ -24,10 +37,14 @@
 //     project chain thus stays blocked.
 // Anything else (grouped with 1 < groups < C, channel multipliers, i8 activations, weight zero
 // points, i8/i16 outputs) is left to the generic integer kernels. Stats: "int8_conv2d",
-// "int8_depthwise_conv2d", "narrow", "transforms_skipped", "blocked_elementwise", "pools_blocked".
+// "int8_depthwise_conv2d", "narrow", "transforms_skipped", "blocked_elementwise", "pools_blocked",
+// "dequantize_folded", "relu_before_quantize_dropped".
+#include <cmath>
 #include <optional>
+#include <unordered_map>
 #include <unordered_set>
 
+#include "ir/ops/quantize_params.h"
 #include "kiln/ir/graph_visitor.h"
 #include "kiln/pass/pass.h"
 #include "kiln/topi/int8.h"
@@ -58,7 +75,13 @@ std::vector<float> per_channel_f32(const ir::NDArray& a, int64_t m) {
 
 class Int8Rewriter : public ir::GraphMutator {
  public:
-  Int8Rewriter(const ir::Graph& graph, PassContext& ctx) : GraphMutator("AlterInt8Layout"), ctx_(ctx), names_(graph) {}
+  Int8Rewriter(const ir::Graph& graph, PassContext& ctx)
+      : GraphMutator("AlterInt8Layout"), ctx_(ctx), names_(graph), uses_(graph) {
+    for (const ir::NodePtr& n : graph.topo_order()) {
+      if (n->kind() != ir::NodeKind::kCall) continue;
+      for (const Value& a : n->as_call().args()) users_[a.node.get()].push_back(n.get());
+    }
+  }
 
  protected:
   std::vector<Value> rewrite_call(const ir::CallNode& node, const std::vector<Value>& args) override {
@@ -120,6 +143,7 @@ class Int8Rewriter : public ir::GraphMutator {
     const Value packed = ir::make_call("int8_pack_conv_weights", {w}, Attrs().set("ob", out_block(m)))->output();
     attrs.set("channels", c).set("narrow", int64_t{narrow ? 1 : 0});
     const Value y = ir::make_call("int8_conv2d", {xin, packed, sums, bias_c, scale_c}, attrs, conv.name())->output();
+    if (uses_.of_node(&node) == 1) single_use_.insert(y.node.get());
     ++ctx_.stat("int8_conv2d");
     if (narrow) ++ctx_.stat("narrow");
     return {plain_view(y)};
@@ -181,6 +205,7 @@ class Int8Rewriter : public ir::GraphMutator {
       ++ctx_.stat("pools_blocked");
       return plain_view(ir::make_call("max_pool2d_nchwc", {*src}, node.attrs(), node.name())->output());
     }
+    if (std::optional<Value> folded = fold_dequantize(node, args)) return folded;
     if (node.op().pattern != ir::OpPattern::kElemwise && node.op().pattern != ir::OpPattern::kBroadcast) return std::nullopt;
     const ir::Shape& shape = node.output_types()[0].shape;
     std::vector<Value> blocked_args;
@@ -198,17 +223,75 @@ class Int8Rewriter : public ir::GraphMutator {
       }
     }
     if (block == 0) return std::nullopt;
+    if (&node.op() == quantize_linear_ && quantizes_relu_away(blocked_args)) {
+      blocked_args[0] = blocked_args[0].node->as_call().args()[0];
+      ++ctx_.stat("relu_before_quantize_dropped");
+    }
     ++ctx_.stat("blocked_elementwise");
     return plain_view(ir::make_call(node.op(), blocked_args, node.attrs(), node.name())->output());
   }
 
+  // dequantize_linear(view of a single-use int8_conv2d, constant per-tensor scale, u8 zero
+  // point) -> the view of the same convolution with the dequantize as its output (f32).
+  std::optional<Value> fold_dequantize(const ir::CallNode& node, const std::vector<Value>& args) {
+    if (&node.op() != dequantize_linear_) return std::nullopt;
+    const std::optional<Value> src = blocked_source(args[0]);
+    if (!src || single_use_.count(src->node.get()) == 0 || &src->node->as_call().op() != int8_conv2d_) return std::nullopt;
+    const ir::NDArray *ds = constant_of(args[1]), *dzp = constant_of(args[2]);
+    if (!ds || !dzp || ds->numel() != 1 || dzp->numel() != 1 || ds->dtype() != DType::kF32 || dzp->dtype() != DType::kU8) {
+      return std::nullopt;
+    }
+    // A user that also takes an already folded dequantize (e.g. add(dq(conv a), dq(conv b))):
+    // leave this one to be read as u8 by that kernel.
+    const auto users = users_.find(&node);
+    if (users != users_.end() && users->second.size() == 1) {
+      for (const Value& other : users->second[0]->as_call().args()) {
+        if (other.node.get() != &node && folded_.count(other.node.get()) != 0) return std::nullopt;
+      }
+    }
+    folded_.insert(&node);
+    const ir::CallNode& conv = src->node->as_call();
+    Attrs attrs = conv.attrs();
+    attrs.set("dequantize", int64_t{1})
+        .set("dequantize_scale", static_cast<double>(ds->data<float>()[0]))
+        .set("dequantize_zero_point", int64_t{dzp->data<uint8_t>()[0]});
+    ++ctx_.stat("dequantize_folded");
+    return plain_view(ir::make_call(conv.op(), conv.args(), attrs, conv.name())->output());
+  }
+
+  // quantize_linear(x = relu(v), scale, zero_point) equals quantize_linear(v, ...) when every
+  // scale is a constant > 0 and every zero point the lowest value of its dtype: for v <= 0 (and
+  // -inf, -0) round(v / scale) <= 0 clamps to the zero point, nan quantizes to the zero point
+  // (the rounding rule: nan -> 0), and relu's 0 quantizes to the zero point too.
+  bool quantizes_relu_away(const std::vector<Value>& args) const {
+    if (args[0].node->kind() != ir::NodeKind::kCall || &args[0].node->as_call().op() != relu_) return false;
+    const ir::NDArray *scale = constant_of(args[1]), *zp = constant_of(args[2]);
+    if (!scale || !zp || scale->dtype() != DType::kF32) return false;
+    for (float v : scale->data<float>()) {
+      if (!(v > 0) || !std::isfinite(v)) return false;
+    }
+    const double lowest = static_cast<double>(ir::ops::dtype_min_int(zp->dtype()));
+    for (int64_t i = 0; i < zp->numel(); ++i) {
+      if (zp->get_as_double(i) != lowest) return false;
+    }
+    return true;
+  }
+
   PassContext& ctx_;
   NameSupply names_;
+  UseCounts uses_;
+  std::unordered_set<const ir::Node*> single_use_;  // int8_conv2d values whose requantize had one use
+  std::unordered_map<const ir::Node*, std::vector<const ir::Node*>> users_;  // of the input graph
+  std::unordered_set<const ir::Node*> folded_;  // the input graph's dequantize calls folded
   std::unordered_set<const ir::Node*> made_;  // the blocked values this pass made
   const ir::OpDef* requantize_ = op_ptr("requantize");
   const ir::OpDef* qnn_conv2d_ = op_ptr("qnn_conv2d");
   const ir::OpDef* layout_transform_ = op_ptr("layout_transform");
   const ir::OpDef* max_pool2d_ = op_ptr("max_pool2d");
+  const ir::OpDef* dequantize_linear_ = op_ptr("dequantize_linear");
+  const ir::OpDef* quantize_linear_ = op_ptr("quantize_linear");
+  const ir::OpDef* relu_ = op_ptr("relu");
+  const ir::OpDef* int8_conv2d_ = op_ptr("int8_conv2d");
 };
 
 class AlterInt8Layout final : public Pass {

@@ -101,6 +101,11 @@ Int8Conv2d int8_conv2d(const Tensor& x, const Tensor& packed_w, const Tensor& co
   r.out = compute({n, mo, oh, ow, ob}, [&](const std::vector<Var>& i) {
     Expr m = i[1] * ob + i[4];
     Expr y = r.acc(i[0], i[1], i[2], i[3], i[4]) - colsum(m) * i32_const(rq.a_zero_point) + bias(m);
+    if (rq.dequantize) {
+      KILN_ICHECK(!residual.tensor.defined()) << "int8_conv2d: a dequantized output takes no residual";
+      return requantize_dequantized(y, scale(m), rq.out_zero_point, rq.lo, rq.hi, rq.dequantize_zero_point,
+                                    rq.dequantize_scale);
+    }
     Expr res = residual.tensor.defined() ? residual.tensor(i[0], i[1], i[2], i[3], i[4]) : Expr();
     return requantize_u8(y, scale(m), rq.out_zero_point, rq.lo, rq.hi, res, residual.zero_point, residual.scale);
   }, "int8_conv_out", {"n", "mo", "oh", "ow", "o"});

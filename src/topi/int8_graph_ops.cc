@@ -50,6 +50,11 @@ int8::Requantize requantize_of(const ir::Attrs& attrs) {
   rq.out_zero_point = static_cast<int32_t>(attrs.get_int("y_zero_point"));
   rq.lo = static_cast<int32_t>(std::max<int64_t>(0, attrs.get_int("clamp_min")));
   rq.hi = static_cast<int32_t>(std::min<int64_t>(255, attrs.get_int("clamp_max")));
+  if (const ir::AttrValue* dq = attrs.find("dequantize"); dq != nullptr && std::get<int64_t>(*dq) != 0) {
+    rq.dequantize = true;
+    rq.dequantize_scale = static_cast<float>(attrs.get_float("dequantize_scale"));
+    rq.dequantize_zero_point = static_cast<int32_t>(attrs.get_int("dequantize_zero_point"));
+  }
   return rq;
 }
 

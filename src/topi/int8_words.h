@@ -37,6 +37,21 @@ inline tir::Expr requantize_u8(const tir::Expr& y, const tir::Expr& scale, int32
   return cast(Type(DType::kU8), min(max(q, i32_const(lo)), i32_const(hi)));
 }
 
+// f32(requantize_u8(y, scale, out_zero_point, lo, hi) - dq_zero_point) * dq_scale, the u8 result
+// dequantized, with the same f32 operations and results but without the i32/u8 round trip:
+// round_half_even(f32(y) * scale) is an integral f32 (or +-inf), so clamping it in f32 to
+// [lo - out_zero_point, hi - out_zero_point] (max, then min, like the i32 clamp) and adding
+// out_zero_point - dq_zero_point gives exactly f32(q - dq_zero_point) (every value involved is an
+// integer of magnitude < 2^24; the +-2^30 clamp before the i32 conversion is subsumed).
+inline tir::Expr requantize_dequantized(const tir::Expr& y, const tir::Expr& scale, int32_t out_zero_point, int32_t lo,
+                                        int32_t hi, int32_t dq_zero_point, float dq_scale) {
+  using namespace tir;
+  const Type f32(DType::kF32);
+  Expr r = min(max(round(cast(f32, y) * scale), make_const(f32, lo - out_zero_point)), make_const(f32, hi - out_zero_point));
+  if (out_zero_point != dq_zero_point) r = r + make_const(f32, out_zero_point - dq_zero_point);
+  return r * make_const(f32, dq_scale);
+}
+
 }  // namespace kiln::topi::int8
 
 #endif  // KILN_SRC_TOPI_INT8_WORDS_H_

@@ -6,11 +6,14 @@
 // form) and [-64, 64] (narrow form) weights, per-channel and per-tensor scales, bias, ReLU clamp,
 // strides, asymmetric pads, ob = 16 and ob = 8 outputs, a convolution output that is also a
 // graph output (its NCHW transform stays for that use), a u8 max pool and a QDQ residual chain
-// (dequantize, add, relu, quantize) between int8 convolutions, which run on the blocked layout.
+// (dequantize, add, relu, quantize) between int8 convolutions, which run on the blocked layout
+// (the relu dropped before the quantize with zero point 0, the conv's dequantize folded into it).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <limits>
 #include <random>
 
 #include "driver/compile_test_util.h"
@@ -71,7 +74,8 @@ Value quantized_conv(const std::string& name, const Value& x, const ConvSpec& s)
 }
 
 // Compiles `graph` at -O3, runs it on `inputs` and expects every u8 output to equal the reference
-// executor's EXACTLY (and not to be nearly constant, which would prove little).
+// executor's EXACTLY (and not to be nearly constant, which would prove little), other outputs bit
+// for bit.
 driver::CompileReport expect_compiled_equals_reference(const Graph& graph, const std::vector<NDArray>& inputs) {
   const std::filesystem::path so =
       std::filesystem::temp_directory_path() / ("kiln-int8-layout-" + std::to_string(getpid()) + ".so");
@@ -83,6 +87,10 @@ driver::CompileReport expect_compiled_equals_reference(const Graph& graph, const
   for (size_t o = 0; o < got.size() && o < want.size(); ++o) {
     EXPECT_EQ(got[o].type(), want[o].type()) << "output " << o;
     if (got[o].type() != want[o].type()) continue;
+    if (got[o].dtype() != DType::kU8) {  // f32 (a folded dequantize): bit for bit
+      EXPECT_TRUE(got[o].bitwise_equal(want[o])) << "output " << o << " differs from the reference";
+      continue;
+    }
     int64_t differ = 0, distinct = 0;
     for (int64_t i = 0; i < got[o].numel(); ++i) {
       differ += got[o].data<uint8_t>()[i] != want[o].data<uint8_t>()[i];
@@ -121,7 +129,7 @@ TEST(AlterInt8Layout, QuantizedConvChainRunsTheInt8KernelsAndEqualsTheReference)
   EXPECT_EQ(report.pipeline.stat("AlterInt8Layout", "narrow"), 1);
   EXPECT_EQ(report.pipeline.stat("AlterInt8Layout", "transforms_skipped"), 3);
   EXPECT_EQ(report.pipeline.stat("AlterInt8Layout", "pools_blocked"), 1);
-  EXPECT_EQ(report.pipeline.stat("AlterInt8Layout", "blocked_elementwise"), 5);
+  EXPECT_EQ(report.pipeline.stat("AlterInt8Layout", "blocked_elementwise"), 4);
   int transforms = 0;
   for (const auto& k : report.kernel_calls) transforms += k.fused_ops.find("layout_transform") != std::string::npos;
   EXPECT_EQ(transforms, 2);  // only the NCHW views of the two graph outputs
@@ -131,9 +139,12 @@ TEST(AlterInt8Layout, QuantizedConvChainRunsTheInt8KernelsAndEqualsTheReference)
     int8_kernels += k.fused_ops.rfind("int8_conv2d", 0) == 0;
   }
   EXPECT_EQ(int8_kernels, 4);
-  // The QDQ residual (both dequantizes, the add, relu, quantize) is c2b's epilogue: no kernel
-  // of its own, the shortcut read as u8.
-  EXPECT_EQ(count_kernels(report, "int8_conv2d+dequantize_linear+dequantize_linear+add+relu+quantize_linear"), 1);
+  // The QDQ residual (the add, relu, quantize) is c2b's epilogue: no kernel of its own, c2b's
+  // dequantize folded into it (f32 output), the shortcut read as u8 and dequantized there; the
+  // relu before the quantize to u8 with zero point 0 dropped (the sums are often negative).
+  EXPECT_EQ(report.pipeline.stat("AlterInt8Layout", "dequantize_folded"), 1);
+  EXPECT_EQ(report.pipeline.stat("AlterInt8Layout", "relu_before_quantize_dropped"), 1);
+  EXPECT_EQ(count_kernels(report, "int8_conv2d+dequantize_linear+add+quantize_linear"), 1);
 }
 
 // The QDQ residual q(dq(a) + dq(b)) in f32, as RealizeQuantizedOps leaves it. Power-of-two
@@ -146,6 +157,65 @@ Value qdq_add(const Value& a, const Value& b, const std::string& n, double zp_a,
   };
   const Value sum = make_call("add", {dq(a, "a", zp_a), dq(b, "b", zp_b)}, {})->output();
   return make_call("quantize_linear", {sum, scalar(n + "_qs", DType::kF32, 0.125), scalar(n + "_qz", DType::kU8, 120)}, {})->output();
+}
+
+// ResNet's downsampling block: q(relu(dq(main 1x1) + dq(shortcut stride-2 1x1))) (the quantize's
+// zero point 3: the relu stays), both
+// convolutions' only use their dequantize. Only the first in topological order (main) gets its
+// dequantize folded (f32 output; the residual kernel is its epilogue), the shortcut keeps its u8
+// output, read as u8 by that kernel; then a conv whose dequantize is a graph output (f32, folded:
+// a zero point unlike the conv's and a ReLU6 clamp) and one whose u8 value also feeds another
+// conv (two uses: not folded). Odd sizes (C = 12, 7 x 9 pixels, M = 24: ob = 8). Outputs equal the
+// reference exactly (the f32 output bit for bit).
+TEST(AlterInt8Layout, DequantizeOfAConvFoldsIntoItsKernel) {
+  const NodePtr x = make_input("x", {DType::kU8, {1, 12, 14, 18}});
+  const Value a = quantized_conv("a", x->output(), {24, 3, {2, 2}, {1, 1, 1, 1}, -128, 127, true, true, 9, 4, true});
+  const Value main = quantized_conv("main", a, {24, 1, {1, 1}, {0, 0, 0, 0}, -128, 127, true, true, 4, 120, false});
+  const Value shortcut = quantized_conv("sc", x->output(), {24, 1, {2, 2}, {0, 0, 0, 0}, -128, 127, true, true, 9, 130, false});
+  auto dq = [](const Value& v, const std::string& n, double scale, double zp) {
+    return make_call("dequantize_linear", {v, scalar(n + "_s", DType::kF32, scale), scalar(n + "_z", DType::kU8, zp)}, {})->output();
+  };
+  const Value sum = make_call("add", {dq(main, "dqm", 0.0625, 120), dq(shortcut, "dqs", 0.0625, 130)}, {})->output();
+  const Value res = make_call("quantize_linear", {make_call("relu", {sum}, {})->output(), scalar("q_s", DType::kF32, 0.125),
+                                                  scalar("q_z", DType::kU8, 3)}, {})->output();
+  const Value b = quantized_conv("b", res, {16, 3, {1, 1}, {1, 1, 1, 1}, -128, 127, true, true, 0, 11, true, 1, 190});
+  const Value b_f32 = dq(b, "dqb", 0.043, 25);
+  const Value c = quantized_conv("c", res, {16, 1, {1, 1}, {0, 0, 0, 0}, -64, 64, true, true, 11, 3, false});
+  const Value c_f32 = dq(c, "dqc", 0.021, 3);
+  const Value d = quantized_conv("d", c, {16, 1, {1, 1}, {0, 0, 0, 0}, -128, 127, true, true, 3, 60, false});
+  const Graph graph({x}, {res, b_f32, c_f32, d}, {"res", "b_f32", "c_f32", "d"});
+  const driver::CompileReport report = expect_compiled_equals_reference(graph, {random_ints(DType::kU8, {1, 12, 14, 18}, 0, 255)});
+  // main and b are folded (c's u8 value also feeds d), the shortcut is not (its add already
+  // takes main's folded dequantize).
+  EXPECT_EQ(report.pipeline.stat("AlterInt8Layout", "int8_conv2d"), 6);
+  EXPECT_EQ(report.pipeline.stat("AlterInt8Layout", "dequantize_folded"), 2);
+  // The quantize's zero point is 3: relu(x) < 0 and x < 0 quantize differently, the relu stays.
+  EXPECT_EQ(report.pipeline.stat("AlterInt8Layout", "relu_before_quantize_dropped"), 0);
+  EXPECT_EQ(count_kernels(report, "int8_conv2d+dequantize_linear+add+relu+quantize_linear"), 1);
+  int int8_kernels = 0;
+  for (const auto& k : report.kernel_calls) int8_kernels += k.fused_ops.rfind("int8_conv2d", 0) == 0;
+  EXPECT_EQ(int8_kernels, 6);
+}
+
+// The identity behind "relu_before_quantize_dropped", on the reference executor: quantize_linear
+// to u8 with zero point 0 (i8 with -128) of relu(x) and of x agree for every x, -0, +-inf, nan,
+// tiny and huge values and ties included.
+TEST(AlterInt8Layout, ReluBeforeAQuantizeToTheLowestZeroPointChangesNothing) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> xs = {-inf, -3e38f, -1e6f, -2.5f, -0.5f, -1e-30f, -0.0f, 0.0f, 1e-30f, 0.4999f,
+                                 0.5f, 1.5f, 2.5f, 31.75f, 32.0f, 1e6f, 3e38f, inf, nan, -nan};
+  NDArray x = NDArray::empty(DType::kF32, {static_cast<int64_t>(xs.size())});
+  std::copy(xs.begin(), xs.end(), x.mutable_data<float>().begin());
+  for (DType dt : {DType::kU8, DType::kI8}) {
+    const double lowest = dt == DType::kU8 ? 0 : -128;
+    const NodePtr in = make_input("x", {DType::kF32, {static_cast<int64_t>(xs.size())}});
+    auto q = [&](const Value& v, const std::string& n) {
+      return make_call("quantize_linear", {v, scalar(n + "_s", DType::kF32, 0.125), scalar(n + "_z", dt, lowest)}, {})->output();
+    };
+    const Graph graph({in}, {q(make_call("relu", {in->output()}, {})->output(), "a"), q(in->output(), "b")}, {"with", "without"});
+    const std::vector<NDArray> out = ref::run_graph(graph, {x});
+    EXPECT_TRUE(out[0].bitwise_equal(out[1])) << ir::dtype_name(dt);
+  }
 }
 
 // MobileNetV2's inverted residual: 1x1 expand + ReLU6 -> 3x3 depthwise + ReLU6 -> 1x1 project,

@@ -10,9 +10,12 @@
 //   a residual add + ReLU in the epilogue;
 // - depthwise convolution on NCHW[b]c: 3x3 pad 1, 5x5 stride 2 with asymmetric pads, ReLU clamp;
 // - the graph ops' reference executor: qnn_conv2d + requantize (src/ir/ops/quantize*.cc, per-channel
-//   x_scale, bias, ReLU clamp) equal the blocked kernel given scale = x_scale / y_scale.
+//   x_scale, bias, ReLU clamp) equal the blocked kernel given scale = x_scale / y_scale; with
+//   dequantize_linear after them, the kernel's dequantized f32 output (Requantize::dequantize)
+//   equals it bit for bit, both clamps engaged.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <random>
 
@@ -338,50 +341,68 @@ TEST(Int8Conv2d, OtherTargetsGetTheirDotInstruction) {
   }
 }
 
+// Random u8 input [n, c, h, w], s8 weights [m, c, k, k], i32 bias and per-channel x_scale
+// (uniform in [0.5, 1.5) x xs_unit) for the graph-ops comparisons below.
+struct GraphOpsConv {
+  NDArray x, wt, bias, xs;
+};
+
+GraphOpsConv random_graph_ops_conv(int64_t n, int64_t c, int64_t h, int64_t w, int64_t m, int64_t k, uint32_t seed, float xs_unit) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> u8(0, 255), s8(-128, 127), bd(-4000, 4000);
+  std::uniform_real_distribution<float> sd(0.5f, 1.5f);
+  GraphOpsConv g{NDArray::empty(DType::kU8, {n, c, h, w}), NDArray::empty(DType::kI8, {m, c, k, k}),
+                 NDArray::empty(DType::kI32, {m}), NDArray::empty(DType::kF32, {m})};
+  for (auto& v : g.x.mutable_data<uint8_t>()) v = static_cast<uint8_t>(u8(rng));
+  for (auto& v : g.wt.mutable_data<int8_t>()) v = static_cast<int8_t>(s8(rng));
+  for (auto& v : g.bias.mutable_data<int32_t>()) v = bd(rng);
+  for (auto& v : g.xs.mutable_data<float>()) v = sd(rng) * xs_unit;
+  return g;
+}
+
+// qnn_conv2d(x, w, x_zero_point, 0) of `d` on the reference executor (groups 1, no dilation).
+NDArray graph_ops_acc(const GraphOpsConv& d, int32_t xzp, std::vector<int64_t> strides, std::vector<int64_t> pads) {
+  const ir::Attrs attrs = ir::Attrs()
+                              .set("strides", std::move(strides))
+                              .set("pads", std::move(pads))
+                              .set("dilations", std::vector<int64_t>{1, 1})
+                              .set("groups", int64_t{1});
+  return run_reference("qnn_conv2d", {d.x, d.wt, NDArray::scalar(DType::kU8, xzp), NDArray::scalar(DType::kI8, 0)}, attrs)[0];
+}
+
+// The fast kernel on `d` (k x k, ob output channels a block) with scale = x_scale / y_scale (one
+// f32 division, as the requantize op computes it), run on the host: its NCHW[ob]c output.
+NDArray run_fast_conv(const GraphOpsConv& d, float y_scale, int64_t k, int64_t ob, const Conv2dGeometry& g,
+                      const Requantize& rq, int64_t oh, int64_t ow) {
+  const int64_t n = d.x.shape()[0], m = d.wt.shape()[0];
+  NDArray scale = NDArray::empty(DType::kF32, {m});
+  for (int64_t i = 0; i < m; ++i) scale.mutable_data<float>()[i] = d.xs.data<float>()[i] / y_scale;
+  const ConvKnobs knobs{ob, 4, false};
+  tir::Tensor X = tir::placeholder(d.x.shape(), DType::kU8, "x");
+  tir::Tensor W = tir::placeholder(d.wt.shape(), DType::kI8, "w");
+  tir::Tensor B = tir::placeholder({m}, DType::kI32, "bias");
+  tir::Tensor S = tir::placeholder({m}, DType::kF32, "scale");
+  Int8Conv2d conv = int8_conv2d(X, pack_conv_weights(W, ob), conv_weight_sums(W), B, S, k, k, g, rq, knobs);
+  tir::Schedule sch({conv.out});
+  schedule_int8_conv2d(sch, conv, knobs);
+  NDArray out = NDArray::empty(rq.dequantize ? DType::kF32 : DType::kU8, {n, m / ob, oh, ow, ob});
+  NDArray x = d.x, wt = d.wt, bias = d.bias;
+  run_on_host(tir::lower(sch, {X, W, B, S, conv.out}, "int8_conv_vs_ops"), {&x, &wt, &bias, &scale, &out});
+  return out;
+}
+
 TEST(Int8Conv2d, EqualsTheGraphOpsReference) {
   // qnn_conv2d(x u8, w s8, x_zero_point, w_zero_point 0) -> requantize(x_scale [M], y_scale, y_zero_point,
   // bias [M], clamp_min = y_zero_point: ReLU): the graph form the int8 layout pass will rewrite.
-  const int64_t n = 1, c = 24, h = 10, w = 9, m = 32, k = 3, ob = 16;
+  const int64_t c = 24, h = 10, w = 9, m = 32, k = 3, ob = 16;
   const int32_t xzp = 17, yzp = 40;
-  std::mt19937 rng(5);
-  std::uniform_int_distribution<int> u8(0, 255), s8(-128, 127), bd(-4000, 4000);
-  std::uniform_real_distribution<float> sd(0.5f, 1.5f);
-  NDArray x = NDArray::empty(DType::kU8, {n, c, h, w}), wt = NDArray::empty(DType::kI8, {m, c, k, k});
-  NDArray bias = NDArray::empty(DType::kI32, {m}), xs = NDArray::empty(DType::kF32, {m});
-  NDArray xzp_t = NDArray::empty(DType::kU8, {}), wzp_t = NDArray::empty(DType::kI8, {});
-  NDArray ys = NDArray::empty(DType::kF32, {}), yzp_t = NDArray::empty(DType::kU8, {});
-  for (auto& v : x.mutable_data<uint8_t>()) v = static_cast<uint8_t>(u8(rng));
-  for (auto& v : wt.mutable_data<int8_t>()) v = static_cast<int8_t>(s8(rng));
-  for (auto& v : bias.mutable_data<int32_t>()) v = bd(rng);
-  for (auto& v : xs.mutable_data<float>()) v = sd(rng) * 1e-3f;
-  xzp_t.mutable_data<uint8_t>()[0] = xzp;
-  wzp_t.mutable_data<int8_t>()[0] = 0;
-  ys.mutable_data<float>()[0] = 0.37f;
-  yzp_t.mutable_data<uint8_t>()[0] = yzp;
-  const ir::Attrs conv_attrs = ir::Attrs()
-                                   .set("strides", std::vector<int64_t>{2, 1})
-                                   .set("pads", std::vector<int64_t>{1, 0, 1, 2})
-                                   .set("dilations", std::vector<int64_t>{1, 1})
-                                   .set("groups", int64_t{1});
-  const NDArray acc = run_reference("qnn_conv2d", {x, wt, xzp_t, wzp_t}, conv_attrs)[0];
-  const NDArray want = run_reference("requantize", {acc, xs, ys, yzp_t, bias},
+  const float y_scale = 0.37f;
+  const GraphOpsConv d = random_graph_ops_conv(1, c, h, w, m, k, 5, 1e-3f);
+  const NDArray acc = graph_ops_acc(d, xzp, {2, 1}, {1, 0, 1, 2});
+  const NDArray want = run_reference("requantize", {acc, d.xs, NDArray::scalar(DType::kF32, y_scale), NDArray::scalar(DType::kU8, yzp), d.bias},
                                      ir::Attrs().set("axis", int64_t{1}).set("clamp_min", int64_t{yzp}))[0];
   const int64_t oh = want.shape()[2], ow = want.shape()[3];
-
-  // The fast kernel: scale = x_scale / y_scale (one f32 division, as the op computes it).
-  NDArray scale = NDArray::empty(DType::kF32, {m});
-  for (int64_t i = 0; i < m; ++i) scale.mutable_data<float>()[i] = xs.data<float>()[i] / ys.data<float>()[0];
-  const ConvKnobs knobs{ob, 4, false};
-  tir::Tensor X = tir::placeholder(x.shape(), DType::kU8, "x");
-  tir::Tensor W = tir::placeholder(wt.shape(), DType::kI8, "w");
-  tir::Tensor B = tir::placeholder({m}, DType::kI32, "bias");
-  tir::Tensor S = tir::placeholder({m}, DType::kF32, "scale");
-  const Conv2dGeometry g{2, 1, 1, 0, 1, 2, 1, 1};
-  Int8Conv2d conv = int8_conv2d(X, pack_conv_weights(W, ob), conv_weight_sums(W), B, S, k, k, g, {xzp, yzp, yzp, 255}, knobs);
-  tir::Schedule sch({conv.out});
-  schedule_int8_conv2d(sch, conv, knobs);
-  NDArray out = NDArray::empty(DType::kU8, {n, m / ob, oh, ow, ob});
-  run_on_host(tir::lower(sch, {X, W, B, S, conv.out}, "int8_conv_vs_ops"), {&x, &wt, &bias, &scale, &out});
+  const NDArray out = run_fast_conv(d, y_scale, k, ob, Conv2dGeometry{2, 1, 1, 0, 1, 2, 1, 1}, {xzp, yzp, yzp, 255}, oh, ow);
   int distinct = 0;
   for (int64_t mm = 0; mm < m; ++mm) {
     for (int64_t i = 0; i < oh * ow; ++i) {
@@ -391,6 +412,44 @@ TEST(Int8Conv2d, EqualsTheGraphOpsReference) {
     }
   }
   EXPECT_GT(distinct, 0) << "degenerate outputs: the test would not see errors";
+}
+
+TEST(Int8Conv2d, DequantizedOutputEqualsTheGraphOpsReference) {
+  // dequantize_linear(requantize(qnn_conv2d(...)), d_scale, d_zero_point) against the kernel's
+  // f32 output (Requantize::dequantize: the f32 clamp-and-round without the u8 round trip), bit
+  // for bit, with both clamps engaged (clamp_min 50 above the zero point, clamp_max 200), a
+  // dequantize zero point unlike the output's, 13 channels (a word tail, NCHW input), M = 24
+  // (ob = 8), stride (1, 2) and asymmetric pads.
+  const int64_t c = 13, h = 9, w = 11, m = 24, k = 3, ob = 8;
+  const int32_t xzp = 101, yzp = 40, lo = 50, hi = 200, dzp = 37;
+  const float y_scale = 0.29f, dscale = 0.0371f;
+  const GraphOpsConv d = random_graph_ops_conv(1, c, h, w, m, k, 11, 1.5e-3f);
+  const NDArray acc = graph_ops_acc(d, xzp, {1, 2}, {0, 2, 1, 1});
+  const NDArray q = run_reference("requantize", {acc, d.xs, NDArray::scalar(DType::kF32, y_scale), NDArray::scalar(DType::kU8, yzp), d.bias},
+                                  ir::Attrs().set("axis", int64_t{1}).set("clamp_min", int64_t{lo}).set("clamp_max", int64_t{hi}))[0];
+  const NDArray want = run_reference("dequantize_linear", {q, NDArray::scalar(DType::kF32, dscale), NDArray::scalar(DType::kU8, dzp)},
+                                     ir::Attrs().set("axis", int64_t{1}))[0];
+  const int64_t oh = want.shape()[2], ow = want.shape()[3];
+  Requantize rq{xzp, yzp, lo, hi};
+  rq.dequantize = true;
+  rq.dequantize_scale = dscale;
+  rq.dequantize_zero_point = dzp;
+  const NDArray out = run_fast_conv(d, y_scale, k, ob, Conv2dGeometry{1, 2, 0, 2, 1, 1, 1, 1}, rq, oh, ow);
+  int at_lo = 0, at_hi = 0, inside = 0;
+  for (int64_t mm = 0; mm < m; ++mm) {
+    for (int64_t i = 0; i < oh * ow; ++i) {
+      const float expected = want.data<float>()[mm * oh * ow + i];
+      const float got = out.data<float>()[((mm / ob) * oh * ow + i) * ob + mm % ob];
+      ASSERT_EQ(std::bit_cast<uint32_t>(got), std::bit_cast<uint32_t>(expected)) << "channel " << mm << " pixel " << i;
+      const uint8_t qv = q.data<uint8_t>()[mm * oh * ow + i];
+      at_lo += qv == lo;
+      at_hi += qv == hi;
+      inside += qv > lo && qv < hi;
+    }
+  }
+  EXPECT_GT(at_lo, 0) << "clamp_min never engaged";
+  EXPECT_GT(at_hi, 0) << "clamp_max never engaged";
+  EXPECT_GT(inside, oh * ow) << "too few unclamped outputs: the test would not see rounding errors";
 }
 
 }  // namespace

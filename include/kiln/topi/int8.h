@@ -36,6 +36,12 @@ struct Requantize {
   int32_t a_zero_point = 0;    // activation (u8) zero point
   int32_t out_zero_point = 0;  // output (u8) zero point
   int32_t lo = 0, hi = 255;    // clamp of the quantized output (ReLU: lo = out_zero_point)
+  // int8_conv2d only: f32 output f32(q - dequantize_zero_point) * dequantize_scale (the u8 result
+  // q dequantized), computed in f32 without the u8 round trip (requantize_dequantized in
+  // src/topi/int8_words.h).
+  bool dequantize = false;
+  float dequantize_scale = 1;
+  int32_t dequantize_zero_point = 0;
 };
 
 struct Residual {

@@ -14,6 +14,10 @@
 //   reads the weights back from the packed words. `narrow` (weights proven in [-64, 64]) only
 //   selects the kernel's dot-product form; `colsum` is the kernel's zero-point term (the
 //   reference recomputes the sum over the taps inside the input instead).
+//   With dequantize = 1 the output is that u8 value dequantized, f32 [N, M/ob, OH, OW, ob] =
+//   f32(q - dequantize_zero_point) * dequantize_scale: exactly dequantize_linear(int8_conv2d(...),
+//   dequantize_scale, dequantize_zero_point) (AlterInt8Layout folds a conv's only consumer when
+//   it is that dequantize; the kernel then clamps and rounds in f32 without the u8 round trip).
 //   int8_pack_depthwise_weights(w s8 [C, 1, KH, KW]; b) -> s8 [C/b, KH, KW, b]: (cb, kh, kw, j)
 //     holds w[cb*b + j, 0, kh, kw] (a channel block's weights of one tap are one vector).
 //   int8_depthwise_conv2d(x u8 [N, C/b, H, W, b], packed_w, colsum i32 [C], bias i32 [C],
@@ -21,6 +25,7 @@
 //               clamp_max) -> u8 [N, C/b, OH, OW, b]: the depthwise form (groups = C = M) of the
 //     same formula, channel c reading only input channel c (topi::int8::int8_depthwise_conv2d).
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "ir/ops/op_util.h"
@@ -110,7 +115,16 @@ std::vector<TensorType> infer_conv(const std::vector<TensorType>& in, const Attr
   const auto& d = ints_of_size(kConv, attrs, "dilations", 2);
   const int64_t oh = sliding_output_size(kConv, 0, x.shape[2], pw.shape[2], s[0], d[0], p[0], p[2], false);
   const int64_t ow = sliding_output_size(kConv, 1, x.shape[3], pw.shape[3], s[1], d[1], p[1], p[3], false);
-  return {{DType::kU8, {x.shape[0], pw.shape[0], oh, ow, pw.shape[4]}}};
+  const DType out = attrs.get_int("dequantize") != 0 ? DType::kF32 : DType::kU8;
+  if (attrs.get_int("dequantize") != 0) {
+    const double ds = attrs.get_float("dequantize_scale");
+    const int64_t dzp = attrs.get_int("dequantize_zero_point");
+    if (!(ds > 0) || !std::isfinite(ds) || static_cast<double>(static_cast<float>(ds)) != ds) {
+      fail_attr(kConv, "dequantize_scale", "is " + std::to_string(ds) + ": it must be a positive finite f32 value");
+    }
+    if (dzp < 0 || dzp > 255) fail_attr(kConv, "dequantize_zero_point", "is " + std::to_string(dzp) + ": it must be a u8 value");
+  }
+  return {{out, {x.shape[0], pw.shape[0], oh, ow, pw.shape[4]}}};
 }
 
 // clamp(R(f32(acc + bias) * scale) + y_zp, lo, hi) with the i32 sum wrapping modulo 2^32.
@@ -159,7 +173,14 @@ std::vector<NDArray> reference_conv(const std::vector<NDArray>& in, const Attrs&
             }
           o[(((n * (M / ob) + m / ob) * OH + oy) * OW + ox) * ob + m % ob] = requantize_one(acc, bias[m], scale[m], attrs);
         }
-  return {y};
+  if (attrs.get_int("dequantize") == 0) return {y};
+  // dequantize_linear's reference formula on the u8 result.
+  const auto ds = static_cast<float>(attrs.get_float("dequantize_scale"));
+  const auto dzp = static_cast<int32_t>(attrs.get_int("dequantize_zero_point"));
+  NDArray f = NDArray::empty(DType::kF32, os);
+  auto fo = f.mutable_data<float>();
+  for (int64_t i = 0; i < f.numel(); ++i) fo[i] = static_cast<float>(static_cast<int32_t>(o[i]) - dzp) * ds;
+  return {f};
 }
 
 std::vector<TensorType> infer_pack_dw(const std::vector<TensorType>& in, const Attrs& attrs) {
@@ -309,6 +330,9 @@ KILN_REGISTER_OP(int8_conv2d) {
   d.attrs = conv_requantize_attrs();
   d.attrs.push_back({"channels", AttrKind::kInt, std::nullopt, "input channels C"});
   d.attrs.push_back({"narrow", AttrKind::kInt, AttrValue(int64_t{0}), "1: weights proven in [-64, 64] (narrow dot product)"});
+  d.attrs.push_back({"dequantize", AttrKind::kInt, AttrValue(int64_t{0}), "1: f32 output, the u8 result dequantized"});
+  d.attrs.push_back({"dequantize_scale", AttrKind::kFloat, AttrValue(1.0), "f32 scale of that dequantize"});
+  d.attrs.push_back({"dequantize_zero_point", AttrKind::kInt, AttrValue(int64_t{0}), "u8 zero point of that dequantize"});
   d.infer_type = infer_conv;
   d.reference = reference_conv;
   // The requantize epilogue is part of the kernel; elementwise consumers (the QDQ residual chain

@@ -102,6 +102,13 @@ def add_int8_conv_cases(case, rng):
     case("int8_conv2d_nchw_in", "int8_conv2d", [x, packed, sums, bias, scale], [y],
          {"strides": list(strides), "pads": list(pads), "dilations": list(dil), "channels": C,
           "x_zero_point": xzp, "y_zero_point": yzp, "clamp_min": yzp, "clamp_max": 255}, rtol=0, atol=0)
+    # dequantize = 1: the same u8 values dequantized in f32 (f32(q - zp) * scale), another zero point.
+    dqs, dqzp = f32(0.0375), 3
+    yd = (y.astype(np.int32) - dqzp).astype(f32) * dqs
+    case("int8_conv2d_dequantized", "int8_conv2d", [x, packed, sums, bias, scale], [yd],
+         {"strides": list(strides), "pads": list(pads), "dilations": list(dil), "channels": C,
+          "x_zero_point": xzp, "y_zero_point": yzp, "clamp_min": yzp, "clamp_max": 255, "dequantize": 1,
+          "dequantize_scale": float(dqs), "dequantize_zero_point": dqzp}, rtol=0, atol=0)
 
 
 def add_int8_depthwise_cases(case, rng):
