@@ -21,8 +21,9 @@ bool record_applies(const TuningRecord& record, const std::string& space_fingerp
 }
 
 std::optional<TuningRecord> best_applicable(const std::vector<TuningRecord>& records, RecordKind kind,
-                                            const std::string& space_fingerprint, StaleRecords* stale) {
-  std::optional<TuningRecord> best;
+                                            const std::string& space_fingerprint, StaleRecords* stale,
+                                            double min_gain) {
+  std::optional<TuningRecord> best, best_default;
   for (const TuningRecord& r : records) {
     if (r.kind != kind) continue;
     if (!record_applies(r, space_fingerprint)) {
@@ -31,6 +32,11 @@ std::optional<TuningRecord> best_applicable(const std::vector<TuningRecord>& rec
     }
     if (!r.ok || !(r.is_default || r.verified)) continue;
     if (!best || r.seconds < best->seconds) best = r;  // ties: the earlier record (insertion order)
+    if (r.is_default && (!best_default || r.seconds < best_default->seconds)) best_default = r;
+  }
+  if (min_gain > 0 && best && best_default && !best->is_default &&
+      !(best->seconds < best_default->seconds * (1.0 - min_gain))) {
+    return best_default;
   }
   return best;
 }
@@ -46,7 +52,8 @@ pass::LayerChoices layer_choices_from_records(const RecordDatabase& db, const st
   pass::LayerChoices choices;
   choices.lookup = [&db, device, stale](const pass::LayerChoicePoint& p) -> std::optional<int64_t> {
     const std::optional<TuningRecord> r =
-        best_applicable(db.records(p.signature(), device), RecordKind::kLayer, layer_space_fingerprint(p), stale);
+        best_applicable(db.records(p.signature(), device), RecordKind::kLayer, layer_space_fingerprint(p), stale,
+                        kLayerChoiceMinGain);
     if (!r) return std::nullopt;
     auto it = r->knobs.find(p.kind);
     if (it == r->knobs.end()) return std::nullopt;

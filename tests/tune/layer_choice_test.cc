@@ -8,6 +8,7 @@
 //   - records of another device are ignored (graph as default, a note);
 //   - kernel records of another knob space (another Kiln's templates) are ignored with a count,
 //     schema-1 records (space unknown) apply only from this Kiln version;
+//   - a layer alternative applies only when it beats the default's record by kLayerChoiceMinGain;
 //   - the layer tuner records every alternative of every point (whole-model measurements), and a
 //     compile with its records applies all of them;
 //   - a schema-1 file opens read-only unchanged and is migrated by a read-write open.
@@ -143,6 +144,46 @@ TEST_F(LayerChoiceTest, RecordsForceWinogradOnAndOff) {
   EXPECT_EQ(winograd_kernels(r), winograd_kernels(d));
   EXPECT_EQ(r.tuned_layer_choices, 0);
   EXPECT_NE(r.records_note.find("another device"), std::string::npos) << r.records_note;
+}
+
+// A layer alternative replaces the default only when it beats the default's record by more than
+// kLayerChoiceMinGain (whole-model noise); kernel lookups keep the plain fastest record.
+TEST_F(LayerChoiceTest, LayerAlternativeMustBeatTheDefaultByTheMargin) {
+  const ir::Graph graph = two_convs();
+  std::vector<pass::LayerChoicePoint> wino;
+  for (const auto& p : points_of(graph)) {
+    if (p.kind == "winograd_tile") wino.push_back(p);
+  }
+  ASSERT_EQ(wino.size(), 2u);
+  driver::CompileOptions plain;
+  const int default_wino = winograd_kernels(driver::compile_graph(graph, path("plain.so"), plain));
+  for (const double gain : {0.01, 0.10}) {
+    const std::string db = path("margin" + std::to_string(static_cast<int>(gain * 100)) + ".db");
+    {
+      auto d = tune::RecordDatabase::open(db, tune::RecordDatabase::Mode::kCreate);
+      for (const auto& p : wino) {
+        d.add(layer_record(p, p.default_value, device_));  // 1 ms
+        tune::TuningRecord alt = layer_record(p, p.default_value == 0 ? 4 : 0, device_);
+        alt.seconds = 1e-3 * (1.0 - gain);
+        d.add(alt);
+      }
+    }
+    const driver::CompileReport r = compile_and_check(graph, db, "margin" + std::to_string(static_cast<int>(gain * 100)));
+    const int flipped = default_wino == 0 ? 2 : 0;
+    EXPECT_EQ(winograd_kernels(r), gain > tune::kLayerChoiceMinGain ? flipped : default_wino) << gain << ": " << r.summary();
+  }
+
+  // best_applicable itself: the margin only when asked for, and only against a default record.
+  const pass::LayerChoicePoint& p = wino[0];
+  const std::string fp = tune::layer_space_fingerprint(p);
+  tune::TuningRecord def = layer_record(p, p.default_value, device_);
+  tune::TuningRecord alt = layer_record(p, p.default_value == 0 ? 4 : 0, device_);
+  alt.seconds = 0.99e-3;
+  EXPECT_FALSE(tune::best_applicable({def, alt}, tune::RecordKind::kLayer, fp, nullptr)->is_default);
+  EXPECT_TRUE(tune::best_applicable({def, alt}, tune::RecordKind::kLayer, fp, nullptr, 0.02)->is_default);
+  EXPECT_FALSE(tune::best_applicable({alt}, tune::RecordKind::kLayer, fp, nullptr, 0.02)->is_default);
+  alt.seconds = 0.97e-3;
+  EXPECT_FALSE(tune::best_applicable({def, alt}, tune::RecordKind::kLayer, fp, nullptr, 0.02)->is_default);
 }
 
 TEST_F(LayerChoiceTest, RecordSetsAConvOutputBlock) {

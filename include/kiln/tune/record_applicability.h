@@ -15,8 +15,15 @@
 //   - best_applicable is the fastest applicable record that ran and is the default or verified
 //     (RecordDatabase::best's rule); every record of the right kind that does not apply is counted
 //     in `stale` by its Kiln version.
+//   - With min_gain > 0, a record that is not the default wins only when it is faster than the
+//     fastest applicable default record by more than that fraction; otherwise that default record
+//     is the answer (no default record: the fastest, as before).
 //   - layer_choices_from_records gives the compile pipeline's lookup (pass/layer_choice.h) over a
-//     database: each point's best applicable layer record of this device.
+//     database: each point's best applicable layer record of this device, with
+//     kLayerChoiceMinGain: an alternative is whole-model timed, and medians of one model swing by
+//     a few percent between batches on a shared machine (docs/tuning.md, "ResNet-50 on a quiet
+//     host": every recorded winner there was within 1 % of the default), so a smaller win is
+//     noise, and applying it changes the graph for nothing.
 #ifndef KILN_TUNE_RECORD_APPLICABILITY_H_
 #define KILN_TUNE_RECORD_APPLICABILITY_H_
 
@@ -41,7 +48,11 @@ struct StaleRecords {
 bool record_applies(const TuningRecord& record, const std::string& space_fingerprint);
 
 std::optional<TuningRecord> best_applicable(const std::vector<TuningRecord>& records, RecordKind kind,
-                                            const std::string& space_fingerprint, StaleRecords* stale);
+                                            const std::string& space_fingerprint, StaleRecords* stale,
+                                            double min_gain = 0.0);
+
+// The least whole-model gain for which a layer alternative replaces the default (see above).
+inline constexpr double kLayerChoiceMinGain = 0.02;
 
 // The fingerprint of a layer choice point's alternatives (its kind and values).
 std::string layer_space_fingerprint(const pass::LayerChoicePoint& point);
