@@ -18,6 +18,10 @@ using ir::DType;
 
 enum class Kind { kSum, kMean, kMax, kMin, kProd };
 
+// "r<d>": the reduction variable of input axis d. (Built with append: GCC 12 warns a false
+// -Wrestrict on `"r" + std::to_string(d)` once inlined.)
+std::string reduce_var_name(size_t d) { return std::string("r").append(std::to_string(d)); }
+
 // A reduction over an empty set (a reduced extent is 0): the identity everywhere, as the reference
 // gives it: 0 (sum), nan (float mean; 0 for integers), the lowest value (max: -inf for floats).
 ComputeResult empty_reduction(const std::string& op, DType dt, Kind kind, const ir::Shape& out_shape) {
@@ -100,7 +104,7 @@ ComputeResult reduce_axes(const std::string& op, const Tensor& x, const std::vec
   ir::Shape kept;  // the data-parallel axes of the reduction stage
   for (size_t d = 0; d < reduced.size(); ++d) {
     if (reduced[d]) {
-      raxes.push_back(tir::reduce_axis(x.shape()[d], "r" + std::to_string(d)));
+      raxes.push_back(tir::reduce_axis(x.shape()[d], reduce_var_name(d)));
     } else {
       kept.push_back(x.shape()[d]);
     }
@@ -458,7 +462,7 @@ ComputeResult rms_norm_compute(const std::vector<Tensor>& in, const ir::Attrs& a
         "rms_norm_sqsum");
   } else {
     std::vector<tir::IterVar> rv;
-    for (size_t d = axis; d < rank; ++d) rv.push_back(tir::reduce_axis(x.shape()[d], "r" + std::to_string(d)));
+    for (size_t d = axis; d < rank; ++d) rv.push_back(tir::reduce_axis(x.shape()[d], reduce_var_name(d)));
     sq = tir::compute(
         outer,
         [&](const std::vector<Var>& o) {
