@@ -63,10 +63,11 @@ class FlopCounter : public IRVisitor {
     IRVisitor::visit(op);
   }
 
-  // The byte dot product: 4 u8 x s8 multiply-adds per i32 lane, 8 int8 ops.
+  // The byte dot product: 4 u8 x s8 multiply-adds per i32 lane, 8 int8 ops; the 16-bit one
+  // (int8 Winograd's product): 2 multiply-adds, 4 ops.
   void visit(const Call* op) override {
     if (is_dot_op(op->op)) {
-      int8_ops += scale_ * 8 * op->type.lanes;
+      int8_ops += scale_ * (op->op == CallOp::kDot2S16 ? 4 : 8) * op->type.lanes;
     } else {
       count(op->type, op->op == CallOp::kFma ? 2 : 1);
     }

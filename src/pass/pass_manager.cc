@@ -25,7 +25,8 @@ const std::vector<PassEntry>& pass_table() {
       {"EliminateCommonSubexpr", make_eliminate_common_subexpr}, {"DeadCodeElimination", make_dead_code_elimination},
       {"AlterOpLayout", make_alter_op_layout}, {"FuseOps", make_fuse_ops},
       {"FuseLayerNorm", make_fuse_layer_norm}, {"FuseRmsNorm", make_fuse_rms_norm}, {"PackMatmulWeights", make_pack_matmul_weights},
-      {"ConvertConvToWinograd", make_convert_conv_to_winograd}, {"CancelTransposes", make_cancel_transposes},
+      {"ConvertConvToWinograd", make_convert_conv_to_winograd},
+      {"ConvertInt8ConvToWinograd", make_convert_int8_conv_to_winograd}, {"CancelTransposes", make_cancel_transposes},
       {"ComputeHalfInFloat", make_compute_half_in_float}, {"RealizeQuantizedOps", make_realize_quantized_ops},
       {"AlterInt8Layout", make_alter_int8_layout}, {"AlterInt8Matmul", make_alter_int8_matmul},
       {"NarrowConvToMatmul", make_narrow_conv_to_matmul},
@@ -60,7 +61,7 @@ std::vector<std::string> passes_for_level(int opt_level) {
     case 3:
       return {"ComputeHalfInFloat", "CancelTransposes",      "SimplifyInference",     "RealizeQuantizedOps", "FoldConstant",        "EliminateCommonSubexpr", "FuseLayerNorm",
               "FuseRmsNorm", "DeadCodeElimination",   "NarrowConvToMatmul", "AlterOpLayout",       "PackMatmulWeights",      "AlterInt8Layout",        "AlterInt8Matmul", "FoldConstant",
-              "ConvertConvToWinograd", "EliminateCommonSubexpr", "DeadCodeElimination", "FuseOps"};
+              "ConvertConvToWinograd", "ConvertInt8ConvToWinograd", "EliminateCommonSubexpr", "DeadCodeElimination", "FuseOps"};
     default:
       throw UserError(UserErrorKind::kInvalidArgument, "opt level " + std::to_string(opt_level),
                       "is not one of 0, 1, 2, 3", "use -O0 .. -O3");

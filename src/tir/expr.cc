@@ -171,6 +171,7 @@ const char* call_op_name(CallOp op) {
     case CallOp::kShiftRight: return "shift_right";
     case CallOp::kDot4U8S8: return "dot4_u8s8";
     case CallOp::kDot4U8S8Narrow: return "dot4_u8s8_narrow";
+    case CallOp::kDot2S16: return "dot2_s16";
   }
   return "?";
 }
@@ -187,12 +188,13 @@ bool is_bit_op(CallOp op) {
   }
 }
 
-bool is_dot_op(CallOp op) { return op == CallOp::kDot4U8S8 || op == CallOp::kDot4U8S8Narrow; }
+bool is_dot_op(CallOp op) { return op == CallOp::kDot4U8S8 || op == CallOp::kDot4U8S8Narrow || op == CallOp::kDot2S16; }
 
 int call_op_arity(CallOp op) {
   switch (op) {
     case CallOp::kDot4U8S8:
     case CallOp::kDot4U8S8Narrow:
+    case CallOp::kDot2S16:
     case CallOp::kPow:
     case CallOp::kBitAnd:
     case CallOp::kBitOr:
@@ -212,7 +214,7 @@ Expr Call::make(CallOp op, std::vector<Expr> args) {
     KILN_ICHECK(a.type() == args[0].type()) << call_op_name(op) << " with arguments of different types";
   }
   if (is_dot_op(op)) {
-    KILN_ICHECK(args[0].type().dtype == DType::kI32) << call_op_name(op) << " of type " << args[0].type().to_string() << " (needs i32 lanes of 4 bytes)";
+    KILN_ICHECK(args[0].type().dtype == DType::kI32) << call_op_name(op) << " of type " << args[0].type().to_string() << " (needs i32 lanes of packed bytes or halves)";
   } else if (is_bit_op(op)) {
     KILN_ICHECK(args[0].type().is_int_or_uint()) << call_op_name(op) << " of non-integer type " << args[0].type().to_string();
   } else {
@@ -526,6 +528,11 @@ Expr bit_not(Expr a) { return Call::make(CallOp::kBitNot, {std::move(a)}); }
 Expr dot4_u8s8(Expr a, Expr b, bool narrow) {
   match_types("dot4_u8s8", a, b);
   return Call::make(narrow ? CallOp::kDot4U8S8Narrow : CallOp::kDot4U8S8, {std::move(a), std::move(b)});
+}
+
+Expr dot2_s16(Expr a, Expr b) {
+  match_types("dot2_s16", a, b);
+  return Call::make(CallOp::kDot2S16, {std::move(a), std::move(b)});
 }
 
 Expr sum(Expr source, std::vector<IterVar> axis) { return Reduce::make(ReduceOp::kSum, std::move(source), std::move(axis)); }

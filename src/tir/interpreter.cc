@@ -357,6 +357,15 @@ class Interpreter {
   // One lane of a byte dot product (CallOp kDot4U8S8*): exact; the narrow form checks its
   // guarantee (each pair of products fits in i16) instead of saturating like vpmaddubsw.
   static int64_t dot_call(CallOp op, int64_t a, int64_t b) {
+    if (op == CallOp::kDot2S16) {
+      // Two s16 x s16 products, the sum wrapping modulo 2^32 like vpmaddwd.
+      int64_t s = 0;
+      for (int j = 0; j < 2; ++j) {
+        const auto half = [&](int64_t v) { return static_cast<int64_t>(static_cast<int16_t>(static_cast<uint16_t>((static_cast<uint64_t>(v) >> (16 * j)) & 0xFFFF))); };
+        s += half(a) * half(b);
+      }
+      return static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(s)));
+    }
     int64_t total = 0;
     for (int pair = 0; pair < 2; ++pair) {
       int64_t s = 0;

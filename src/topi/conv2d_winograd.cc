@@ -17,61 +17,19 @@
 //                          weights that are not constants).
 // Values agree with the ops' double references within f32 Winograd rounding (tests/topi/
 // conv2d_winograd_test.cc states the tolerance).
-#include <functional>
-
 #include "ir/ops/winograd.h"
 #include "kiln/topi/compute.h"
 #include "topi/topi_util.h"
+#include "topi/winograd_exprs.h"
 
 namespace kiln::topi {
 namespace {
 
 using ir::DType;
 using ir::ops::WinogradMatrices;
-
-// sum_k coeff(k) * term(k) over k in [0, n), zero coefficients left out, +-1 as add/sub.
-Expr linear_combination(int n, const std::function<double(int)>& coeff, const std::function<Expr(int)>& term,
-                        DType dt) {
-  Expr acc;
-  for (int k = 0; k < n; ++k) {
-    const double c = coeff(k);
-    if (c == 0) continue;
-    Expr t = term(k);
-    if (!acc.defined()) {
-      acc = c == 1 ? t : c == -1 ? -t : t * constant(dt, c);
-    } else if (c == 1) {
-      acc = acc + t;
-    } else if (c == -1) {
-      acc = acc - t;
-    } else {
-      acc = acc + t * constant(dt, c);
-    }
-  }
-  return acc.defined() ? acc : constant(dt, 0);
-}
-
-// let v_k = values[k] in body(v): the per-point select trees below refer to the a*a loaded values
-// through variables, so each load appears once per element (a tree of loads would be copied into
-// every unrolled point: ~20x the expression size and lowering time).
-Expr with_lets(const std::vector<Expr>& values, const std::string& prefix,
-               const std::function<Expr(const std::vector<Expr>&)>& body) {
-  std::vector<Var> vars;
-  std::vector<Expr> refs;
-  for (size_t k = 0; k < values.size(); ++k) {
-    vars.emplace_back(prefix + std::to_string(k), values[k].type());
-    refs.push_back(vars.back());
-  }
-  Expr out = body(refs);
-  for (size_t k = values.size(); k-- > 0;) out = tir::Let::make(vars[k], values[k], out);
-  return out;
-}
-
-// select(i == 0, f(0), select(i == 1, f(1), ... f(n - 1))).
-Expr select_on(const Expr& i, int n, const std::function<Expr(int)>& f) {
-  Expr out = f(n - 1);
-  for (int k = n - 2; k >= 0; --k) out = tir::select(i == Expr(k), f(k), out);
-  return out;
-}
+using winograd::linear_combination;
+using winograd::select_on;
+using winograd::with_lets;
 
 ComputeResult conv2d_winograd_compute(const std::vector<Tensor>& in, const ir::Attrs& attrs,
                                       const std::vector<ir::TensorType>& out, const LayoutHints&) {

@@ -8,6 +8,9 @@
 // graph output (its NCHW transform stays for that use), a u8 max pool and a QDQ residual chain
 // (dequantize, add, relu, quantize) between int8 convolutions, which run on the blocked layout
 // (the relu dropped before the quantize with zero point 0, the conv's dequantize folded into it).
+// ConvertInt8ConvToWinograd (src/pass/convert_int8_conv_to_winograd.cc) on the same pipeline:
+// 3x3 stride-1 int8 convolutions on blocked inputs run as exact integer Winograd F(2x2, 3x3)
+// and still equal the reference on the unrewritten graph exactly.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -261,6 +264,42 @@ TEST(AlterInt8Layout, GroupedConvKeepsTheGenericKernelAndEqualsTheReference) {
   const driver::CompileReport report = expect_compiled_equals_reference(graph, {random_ints(DType::kU8, {1, 16, 7, 9}, 0, 255)});
   EXPECT_EQ(report.pipeline.stat("AlterInt8Layout", "int8_depthwise_conv2d"), 0);
   EXPECT_EQ(report.pipeline.stat("AlterInt8Layout", "int8_conv2d"), 0);
+}
+
+// Integer Winograd F(2x2, 3x3) (ConvertInt8ConvToWinograd): 3x3 stride-1 convs on blocked u8
+// inputs, big enough for the rule: full-range weights with per-channel scales, bias and ReLU on
+// an odd 19x21 output (a partial last tile row and column) with pads 1; narrow weights, pads 0
+// and 48 outputs (ob 16); a third whose dequantize is folded into it, with the QDQ residual add
+// of the second as its epilogue. Every result equals the reference executor on
+// the unrewritten graph exactly; with the pass disabled the same graph runs the direct kernels.
+TEST(ConvertInt8ConvToWinograd, ThreeByThreeConvsRunWinogradAndEqualTheReferenceExactly) {
+  const NodePtr x = make_input("x", {DType::kU8, {1, 16, 19, 21}});
+  const Value a = quantized_conv("a", x->output(), {32, 1, {1, 1}, {0, 0, 0, 0}, -128, 127, true, true, 30, 6, true});
+  const Value b = quantized_conv("b", a, {32, 3, {1, 1}, {1, 1, 1, 1}, -128, 127, true, true, 6, 20, true});
+  const Value c = quantized_conv("c", b, {48, 3, {1, 1}, {0, 0, 0, 0}, -64, 64, false, false, 20, 128, false});
+  const Value d = quantized_conv("d", c, {48, 3, {1, 1}, {1, 1, 1, 1}, -128, 127, true, true, 128, 100, false});
+  const Value res = qdq_add(d, c, "res", 100, 128);
+  const Graph graph({x}, {res, b}, {"res", "b"});
+  const std::vector<NDArray> inputs = {random_ints(DType::kU8, {1, 16, 19, 21}, 0, 255)};
+  const driver::CompileReport report = expect_compiled_equals_reference(graph, inputs);
+  EXPECT_EQ(report.pipeline.stat("ConvertInt8ConvToWinograd", "candidates"), 3);
+  EXPECT_EQ(report.pipeline.stat("ConvertInt8ConvToWinograd", "convs_converted"), 3);
+  EXPECT_EQ(report.pipeline.stat("AlterInt8Layout", "dequantize_folded"), 1);
+  int winograd = 0;
+  for (const auto& k : report.kernel_calls) winograd += k.fused_ops.rfind("int8_conv2d_winograd", 0) == 0;
+  EXPECT_EQ(winograd, 3);
+  EXPECT_EQ(count_kernels(report, "int8_conv2d_winograd+dequantize_linear+add+quantize_linear"), 1);
+
+  // The same graph without the pass: the direct int8 kernels.
+  const std::filesystem::path so = std::filesystem::temp_directory_path() / ("kiln-int8-wino-" + std::to_string(getpid()) + ".so");
+  driver::CompileOptions off;
+  off.disabled_passes = {"ConvertInt8ConvToWinograd"};
+  const driver::CompileReport direct = driver::compile_graph(graph, so.string(), off);
+  const std::vector<NDArray> got = testing::run_compiled(so.string(), inputs);
+  std::filesystem::remove(so);
+  for (const auto& k : direct.kernel_calls) EXPECT_EQ(k.fused_ops.find("winograd"), std::string::npos) << k.fused_ops;
+  const std::vector<NDArray> want = ref::run_graph(graph, inputs);
+  for (size_t o = 0; o < got.size(); ++o) EXPECT_TRUE(got[o].bitwise_equal(want[o])) << "output " << o;
 }
 
 }  // namespace

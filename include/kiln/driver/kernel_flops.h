@@ -8,7 +8,8 @@
 // it. Integer (index) arithmetic is not counted. Loops whose extent is not a constant count once
 // and make the result a lower bound (`exact` false); an if counts its larger branch.
 // Integer kernels: `int8_ops` counts 2 per u8 x s8 multiply-add (GOP/s, like GFLOP/s for FMAs):
-// 8 per i32 lane of a byte dot product (tir::dot4_u8s8), 2 per lane of a 16-bit multiply (the
+// 8 per i32 lane of a byte dot product (tir::dot4_u8s8), 4 per lane of a 16-bit one (tir::dot2_s16,
+// int8 Winograd's product of transformed values), 2 per lane of a 16-bit multiply (the
 // widened 8-bit product of the int8 depthwise kernel). A kernel with int8_ops > 0 is an int8
 // kernel: the profiler rates it in GOP/s against the int8 peak.
 #ifndef KILN_DRIVER_KERNEL_FLOPS_H_

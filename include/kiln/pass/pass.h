@@ -47,6 +47,7 @@ struct PassOptions {
   int64_t fold_small_limit = 1024;
   // ConvertConvToWinograd: -1 = the tile from the shape rule (winograd_tile_for); 0 = convert
   // nothing; 2 or 4 = that tile for every candidate conv (tests, measurements).
+  // ConvertInt8ConvToWinograd reads it too: 0 = none, 2 or 4 = every candidate (its tile is 2).
   int winograd_tile = -1;
   // Graph-level tuning choices (layer_choice.h): consulted by ConvertConvToWinograd (Winograd or
   // direct per conv) and AlterOpLayout (a conv's output-channel block); every point met is logged
@@ -102,6 +103,7 @@ std::unique_ptr<Pass> make_alter_int8_matmul();      // integer matmuls with con
 std::unique_ptr<Pass> make_alter_int8_layout();      // integer convs -> the fast int8 kernels (docs/int8.md)
 std::unique_ptr<Pass> make_pack_matmul_weights();
 std::unique_ptr<Pass> make_convert_conv_to_winograd();
+std::unique_ptr<Pass> make_convert_int8_conv_to_winograd();  // 3x3 int8 convs -> exact integer Winograd F(2x2)
 std::unique_ptr<Pass> make_narrow_conv_to_matmul();  // 1x1 convs with < one vector of outputs -> matmul
 std::unique_ptr<Pass> make_cancel_transposes();
 std::unique_ptr<Pass> make_compute_half_in_float();
@@ -109,6 +111,9 @@ std::unique_ptr<Pass> make_compute_half_in_float();
 // ConvertConvToWinograd's rule: the Winograd output tile (2 or 4) for a stride-1 3x3 conv of
 // batch n, c -> m channels and an oh x ow output, or 0 when the direct convolution is faster.
 int winograd_tile_for(int64_t n, int64_t c, int64_t m, int64_t oh, int64_t ow);
+// ConvertInt8ConvToWinograd's rule: true when int8 Winograd F(2x2, 3x3) is estimated faster than
+// the direct int8 kernel for that conv.
+bool int8_winograd_pays(int64_t n, int64_t c, int64_t m, int64_t oh, int64_t ow);
 
 // A pass by name ("FoldConstant", ...); UserError(kNotFound) listing the names otherwise.
 std::unique_ptr<Pass> make_pass(const std::string& name);

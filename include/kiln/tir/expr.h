@@ -186,13 +186,19 @@ struct Cast : public ExprNode {
 // its 16-bit saturation changing the result (the interpreter checks the guarantee). Codegen lowers
 // `acc + dot` to vpdpbusd (AVX-VNNI / AVX-512 VNNI), vpmaddubsw + vpmaddwd (AVX2), sdot/usdot
 // (AArch64 +dotprod / +i8mm) or widening multiplies (docs/int8.md, "Integer kernels").
+// kDot2S16(a, b), also a dot op: each i32 lane holds two s16 halves (half j = bits 16j..16j+15),
+// lane l = s16(a.half 0) * s16(b.half 0) + s16(a.half 1) * s16(b.half 1), wrapping modulo 2^32
+// (only -32768 * -32768 twice wraps); codegen lowers `acc + dot2` to vpdpwssd (AVX-VNNI /
+// AVX-512 VNNI), vpmaddwd + vpaddd (AVX2, AVX-512) or widening multiplies (the int8 Winograd
+// kernel's product of 16-bit transformed values, src/topi/int8_winograd.cc).
 enum class CallOp : uint8_t {
   kExp, kLog, kSqrt, kRsqrt, kTanh, kErf, kSigmoid, kPow, kFabs, kFloor, kCeil, kRound, kSin,
-  kCos, kFma, kBitAnd, kBitOr, kBitXor, kBitNot, kShiftLeft, kShiftRight, kDot4U8S8, kDot4U8S8Narrow
+  kCos, kFma, kBitAnd, kBitOr, kBitXor, kBitNot, kShiftLeft, kShiftRight, kDot4U8S8, kDot4U8S8Narrow,
+  kDot2S16
 };
 // True for the integer bit operations above (kBitAnd ... kShiftRight).
 bool is_bit_op(CallOp op);
-// True for the byte dot products (kDot4U8S8, kDot4U8S8Narrow).
+// True for the dot products (kDot4U8S8, kDot4U8S8Narrow, kDot2S16).
 bool is_dot_op(CallOp op);
 const char* call_op_name(CallOp op);
 int call_op_arity(CallOp op);
@@ -333,6 +339,8 @@ Expr fma(Expr a, Expr b, Expr c);
 Expr bit_and(Expr a, Expr b);
 // Byte dot product of i32 lanes holding 4 bytes each (CallOp kDot4U8S8 / kDot4U8S8Narrow).
 Expr dot4_u8s8(Expr a, Expr b, bool narrow = false);
+// Dot product of i32 lanes holding two s16 halves each (CallOp kDot2S16).
+Expr dot2_s16(Expr a, Expr b);
 Expr bit_or(Expr a, Expr b);
 Expr bit_xor(Expr a, Expr b);
 Expr bit_not(Expr a);

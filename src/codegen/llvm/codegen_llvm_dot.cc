@@ -8,6 +8,10 @@
 //     saturate (|pair| <= 2*127*128 and 2*1*128), vpmaddwd by 1 and by 128;
 //   - AArch64 +i8mm: usdot; +dotprod: sdot(a ^ 0x80, b) - sdot(0x80, b) (a - 128 is s8);
 //   - anything else: widening multiplies and adds of 4-lane groups (LLVM picks the instructions).
+// The 16-bit dot product (CallOp kDot2S16, two s16 halves per i32 lane; int8 Winograd):
+//   - AVX-512 VNNI (512-bit vectors) / AVX-VNNI or AVX-512 VNNI+VL: vpdpwssd;
+//   - AVX-512BW (512-bit vectors) / AVX2: vpmaddwd + vpaddd;
+//   - anything else: widening multiplies of the halves and an add of the even and odd products.
 // Vectors of any lane count are padded to whole chunks of the instruction's width.
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/Intrinsics.h>
@@ -24,10 +28,23 @@ using namespace tir;
 
 namespace {
 
-enum class DotLowering { kVnni512, kVnni256, kAvx2Narrow, kAvx2Exact, kNeonUsdot, kNeonSdot, kGeneric };
+enum class DotLowering {
+  kVnni512, kVnni256, kAvx2Narrow, kAvx2Exact, kNeonUsdot, kNeonSdot, kGeneric,
+  kWssd512, kWssd256, kMaddwd512, kMaddwd256, kGeneric16
+};
 
 DotLowering choose_dot_lowering(const Target& t, CallOp op, int lanes) {
   const llvm::Triple triple(t.triple);
+  if (op == CallOp::kDot2S16) {
+    if (triple.getArch() == llvm::Triple::x86_64) {
+      const bool wide = t.vector_bits >= 512 && lanes >= 16;
+      if (t.has_feature("avx512vnni") && wide) return DotLowering::kWssd512;
+      if (t.has_feature("avxvnni") || (t.has_feature("avx512vnni") && t.has_feature("avx512vl"))) return DotLowering::kWssd256;
+      if (t.has_feature("avx512bw") && wide) return DotLowering::kMaddwd512;
+      if (t.has_feature("avx2")) return DotLowering::kMaddwd256;
+    }
+    return DotLowering::kGeneric16;
+  }
   if (triple.getArch() == llvm::Triple::x86_64) {
     if (t.has_feature("avx512vnni") && t.vector_bits >= 512 && lanes >= 16) return DotLowering::kVnni512;
     if (t.has_feature("avxvnni") || (t.has_feature("avx512vnni") && t.has_feature("avx512vl"))) return DotLowering::kVnni256;
@@ -42,13 +59,18 @@ DotLowering choose_dot_lowering(const Target& t, CallOp op, int lanes) {
 
 int chunk_lanes(DotLowering l) {
   switch (l) {
-    case DotLowering::kVnni512: return 16;
+    case DotLowering::kVnni512:
+    case DotLowering::kWssd512:
+    case DotLowering::kMaddwd512: return 16;
+    case DotLowering::kWssd256:
+    case DotLowering::kMaddwd256:
     case DotLowering::kVnni256:
     case DotLowering::kAvx2Narrow:
     case DotLowering::kAvx2Exact: return 8;
     case DotLowering::kNeonUsdot:
     case DotLowering::kNeonSdot: return 4;
-    case DotLowering::kGeneric: return 0;  // the whole vector at once
+    case DotLowering::kGeneric:
+    case DotLowering::kGeneric16: return 0;  // the whole vector at once
   }
   return 0;
 }
@@ -84,6 +106,7 @@ llvm::Value* CodeGenLLVM::emit_dot(const Call* op, llvm::Value* acc) {
     return builder_.CreateCall(llvm::Intrinsic::getDeclaration(&llmod_, id, overloads), args);
   };
   auto bytes = [&](llvm::Value* v) { return builder_.CreateBitCast(v, vec(i8, 4 * chunk)); };
+  auto halves = [&](llvm::Value* v) { return builder_.CreateBitCast(v, vec(i16, 2 * chunk)); };
 
   auto one_chunk = [&](llvm::Value* c_acc, llvm::Value* ca, llvm::Value* cb) -> llvm::Value* {
     switch (lowering) {
@@ -110,6 +133,23 @@ llvm::Value* CodeGenLLVM::emit_dot(const Call* op, llvm::Value* acc) {
         llvm::Value* with_shift = call(llvm::Intrinsic::aarch64_neon_sdot, {c_acc, bytes(shifted), bytes(cb)}, {vec(i32, 4), vec(i8, 16)});
         llvm::Value* minus_128_sum_b = call(llvm::Intrinsic::aarch64_neon_sdot, {llvm::Constant::getNullValue(vec(i32, 4)), bytes(splat_i32(0x80808080u)), bytes(cb)}, {vec(i32, 4), vec(i8, 16)});
         return builder_.CreateSub(with_shift, minus_128_sum_b);
+      }
+      case DotLowering::kWssd512: return call(llvm::Intrinsic::x86_avx512_vpdpwssd_512, {c_acc, ca, cb});
+      case DotLowering::kWssd256: return call(llvm::Intrinsic::x86_avx512_vpdpwssd_256, {c_acc, ca, cb});
+      case DotLowering::kMaddwd512:
+        return builder_.CreateAdd(c_acc, call(llvm::Intrinsic::x86_avx512_pmaddw_d_512, {halves(ca), halves(cb)}));
+      case DotLowering::kMaddwd256:
+        return builder_.CreateAdd(c_acc, call(llvm::Intrinsic::x86_avx2_pmadd_wd, {halves(ca), halves(cb)}));
+      case DotLowering::kGeneric16: {
+        llvm::Value* prod = builder_.CreateMul(builder_.CreateSExt(halves(ca), vec(i32, 2 * chunk)),
+                                               builder_.CreateSExt(halves(cb), vec(i32, 2 * chunk)));
+        llvm::Value* s = c_acc;
+        for (int j = 0; j < 2; ++j) {
+          llvm::SmallVector<int, 64> mask;
+          for (int l = 0; l < chunk; ++l) mask.push_back(2 * l + j);
+          s = builder_.CreateAdd(s, builder_.CreateShuffleVector(prod, mask));
+        }
+        return s;
       }
       case DotLowering::kGeneric: {
         llvm::Value* prod = builder_.CreateMul(builder_.CreateZExt(bytes(ca), vec(i32, 4 * chunk)),

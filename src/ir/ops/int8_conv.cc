@@ -28,8 +28,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "ir/ops/op_util.h"
-#include "ir/ops/quantize_params.h"
+#include "ir/ops/int8_conv_common.h"
 
 namespace kiln::ir::ops {
 namespace {
@@ -115,24 +114,11 @@ std::vector<TensorType> infer_conv(const std::vector<TensorType>& in, const Attr
   const auto& d = ints_of_size(kConv, attrs, "dilations", 2);
   const int64_t oh = sliding_output_size(kConv, 0, x.shape[2], pw.shape[2], s[0], d[0], p[0], p[2], false);
   const int64_t ow = sliding_output_size(kConv, 1, x.shape[3], pw.shape[3], s[1], d[1], p[1], p[3], false);
-  const DType out = attrs.get_int("dequantize") != 0 ? DType::kF32 : DType::kU8;
-  if (attrs.get_int("dequantize") != 0) {
-    const double ds = attrs.get_float("dequantize_scale");
-    const int64_t dzp = attrs.get_int("dequantize_zero_point");
-    if (!(ds > 0) || !std::isfinite(ds) || static_cast<double>(static_cast<float>(ds)) != ds) {
-      fail_attr(kConv, "dequantize_scale", "is " + std::to_string(ds) + ": it must be a positive finite f32 value");
-    }
-    if (dzp < 0 || dzp > 255) fail_attr(kConv, "dequantize_zero_point", "is " + std::to_string(dzp) + ": it must be a u8 value");
-  }
+  const DType out = int8_conv::output_dtype(kConv, attrs);
   return {{out, {x.shape[0], pw.shape[0], oh, ow, pw.shape[4]}}};
 }
 
-// clamp(R(f32(acc + bias) * scale) + y_zp, lo, hi) with the i32 sum wrapping modulo 2^32.
-uint8_t requantize_one(int64_t acc, int32_t bias, float scale, const Attrs& attrs) {
-  const int64_t lo = std::max<int64_t>(0, attrs.get_int("clamp_min")), hi = std::min<int64_t>(255, attrs.get_int("clamp_max"));
-  const auto sum = static_cast<int32_t>(static_cast<uint32_t>(acc) + static_cast<uint32_t>(bias));
-  return static_cast<uint8_t>(clamp_int(round_quant(static_cast<float>(sum) * scale) + attrs.get_int("y_zero_point"), lo, hi));
-}
+using int8_conv::requantize_one;
 
 std::vector<NDArray> reference_conv(const std::vector<NDArray>& in, const Attrs& attrs, const std::vector<TensorType>& out) {
   const NDArray& xa = in[0];
@@ -173,14 +159,7 @@ std::vector<NDArray> reference_conv(const std::vector<NDArray>& in, const Attrs&
             }
           o[(((n * (M / ob) + m / ob) * OH + oy) * OW + ox) * ob + m % ob] = requantize_one(acc, bias[m], scale[m], attrs);
         }
-  if (attrs.get_int("dequantize") == 0) return {y};
-  // dequantize_linear's reference formula on the u8 result.
-  const auto ds = static_cast<float>(attrs.get_float("dequantize_scale"));
-  const auto dzp = static_cast<int32_t>(attrs.get_int("dequantize_zero_point"));
-  NDArray f = NDArray::empty(DType::kF32, os);
-  auto fo = f.mutable_data<float>();
-  for (int64_t i = 0; i < f.numel(); ++i) fo[i] = static_cast<float>(static_cast<int32_t>(o[i]) - dzp) * ds;
-  return {f};
+  return {int8_conv::finish_output(std::move(y), attrs)};
 }
 
 std::vector<TensorType> infer_pack_dw(const std::vector<TensorType>& in, const Attrs& attrs) {
@@ -260,19 +239,6 @@ std::vector<NDArray> reference_dw(const std::vector<NDArray>& in, const Attrs& a
   return {y};
 }
 
-// Geometry and requantization attributes shared by int8_conv2d and int8_depthwise_conv2d.
-std::vector<AttrSpec> conv_requantize_attrs() {
-  return {
-      {"strides", AttrKind::kInts, AttrValue(std::vector<int64_t>{1, 1}), "[sh, sw]"},
-      {"pads", AttrKind::kInts, AttrValue(std::vector<int64_t>{0, 0, 0, 0}), "[top, left, bottom, right]"},
-      {"dilations", AttrKind::kInts, AttrValue(std::vector<int64_t>{1, 1}), "[dh, dw]"},
-      {"x_zero_point", AttrKind::kInt, AttrValue(int64_t{0}), "u8 input zero point"},
-      {"y_zero_point", AttrKind::kInt, AttrValue(int64_t{0}), "u8 output zero point"},
-      {"clamp_min", AttrKind::kInt, AttrValue(int64_t{0}), "lowest output value"},
-      {"clamp_max", AttrKind::kInt, AttrValue(int64_t{255}), "highest output value"},
-  };
-}
-
 }  // namespace
 
 KILN_REGISTER_OP(int8_pack_depthwise_weights) {
@@ -292,7 +258,7 @@ KILN_REGISTER_OP(int8_depthwise_conv2d) {
   d.name = kDw;
   d.doc = "u8 x s8 depthwise convolution on NCHW[b]c with the requantize epilogue (the fast int8 kernel)";
   d.min_inputs = d.max_inputs = 5;
-  d.attrs = conv_requantize_attrs();
+  d.attrs = int8_conv::requantize_attrs();
   d.infer_type = infer_dw;
   d.reference = reference_dw;
   d.pattern = OpPattern::kOpaque;  // the epilogue is part of the kernel
@@ -327,12 +293,10 @@ KILN_REGISTER_OP(int8_conv2d) {
   d.name = kConv;
   d.doc = "u8 x s8 convolution with the requantize epilogue, u8 NCHW[ob]c output (the fast int8 kernel)";
   d.min_inputs = d.max_inputs = 5;
-  d.attrs = conv_requantize_attrs();
+  d.attrs = int8_conv::requantize_attrs();
   d.attrs.push_back({"channels", AttrKind::kInt, std::nullopt, "input channels C"});
   d.attrs.push_back({"narrow", AttrKind::kInt, AttrValue(int64_t{0}), "1: weights proven in [-64, 64] (narrow dot product)"});
-  d.attrs.push_back({"dequantize", AttrKind::kInt, AttrValue(int64_t{0}), "1: f32 output, the u8 result dequantized"});
-  d.attrs.push_back({"dequantize_scale", AttrKind::kFloat, AttrValue(1.0), "f32 scale of that dequantize"});
-  d.attrs.push_back({"dequantize_zero_point", AttrKind::kInt, AttrValue(int64_t{0}), "u8 zero point of that dequantize"});
+  int8_conv::add_dequantize_attrs(d.attrs);
   d.infer_type = infer_conv;
   d.reference = reference_conv;
   // The requantize epilogue is part of the kernel; elementwise consumers (the QDQ residual chain

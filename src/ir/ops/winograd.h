@@ -7,6 +7,7 @@
 #ifndef KILN_SRC_IR_OPS_WINOGRAD_H_
 #define KILN_SRC_IR_OPS_WINOGRAD_H_
 
+#include <cstddef>
 #include <vector>
 
 namespace kiln::ir::ops {

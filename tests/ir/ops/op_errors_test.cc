@@ -328,6 +328,7 @@ TEST(OpRegistryContents, EveryOperatorIsComplete) {
       {"int8_pack_matmul_weights", OpPattern::kInjective}, {"int8_matmul_weight_sums", OpPattern::kCommReduce},
       {"int8_matmul", OpPattern::kOpaque}, {"int8_matmul_i32", OpPattern::kOpaque},
       {"int8_pack_depthwise_weights", OpPattern::kInjective}, {"int8_depthwise_conv2d", OpPattern::kOpaque},
+      {"int8_winograd_weight_transform", OpPattern::kOpaque}, {"int8_conv2d_winograd", OpPattern::kOutEWiseFusable},
   };
   for (const auto& [name, pattern] : contract) {
     const OpDef* op = OpRegistry::global().find(name);

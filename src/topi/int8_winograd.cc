@@ -1,0 +1,178 @@
+// Computes of the int8 Winograd ops (src/ir/ops/int8_winograd.cc; docs/int8.md, "Winograd
+// F(2x2, 3x3) in integers"), scheduled by the Winograd template (kConv2dWinograd,
+// schedule_winograd.cc) like the f32 kernel:
+//   "input"   v[e, nu, P, q] i32 = two s16 halves (B^T (d - x_zp) B)[e, nu] of channels lo(q) and
+//             hi(q) (the low and high halves of a channel block: each half one contiguous load of
+//             ib/2 bytes), d the 4x4 window of tile p read with x_zp outside the input;
+//             |value| <= 4 * 255 fits s16;
+//   "anchor"  mt[e, nu, M/ob, P, ob] = sum_q dot2_s16(v[e, nu, p, q], u[e, nu, mo, q, o]): 16
+//             batched i16 products with i32 sums (vpmaddwd / vpdpwssd);
+//   output    (A^T mt A) >> 2 (exactly the direct sum: the weights carry 2G on both sides) plus
+//             bias, requantized (or dequantized) as int8_conv2d does; elementwise consumers of the
+//             fused group inlined after it.
+//   int8_winograd_weight_transform   the transform as an injective kernel (normally folded at
+//             compile time: AlterInt8Layout makes it only for constant weights).
+// Bit-exact to the ops' references (every step is integer arithmetic; i32 wrap-around cancels
+// because the final value fits i32).
+#include "ir/ops/winograd.h"
+#include "kiln/topi/compute.h"
+#include "kiln/topi/int8.h"
+#include "topi/int8_words.h"
+#include "topi/topi_util.h"
+#include "topi/winograd_exprs.h"
+
+namespace kiln::topi {
+namespace {
+
+using ir::DType;
+using ir::ops::WinogradMatrices;
+using tir::Type;
+using winograd::linear_combination;
+using winograd::select_on;
+using winograd::with_lets;
+
+// Channel of half `half` of word q in blocks of ib channels (the op's pairing).
+Expr channel_block(const Expr& q, int64_t ib) { return tir::floordiv(q, Expr(ib / 2)); }
+Expr channel_in_block(const Expr& q, int half, int64_t ib) { return tir::floormod(q, Expr(ib / 2)) + Expr(half * (ib / 2)); }
+
+// (lo & 0xFFFF) | (hi << 16): two s16 values (held in i32) as one word.
+Expr halves_word(const Expr& lo, const Expr& hi) {
+  return tir::bit_or(tir::bit_and(lo, int8::i32_const(0xFFFF)), tir::shift_left(hi, int8::i32_const(16)));
+}
+
+ComputeResult int8_winograd_compute(const std::vector<Tensor>& in, const ir::Attrs& attrs,
+                                    const std::vector<ir::TensorType>& out, const LayoutHints&) {
+  const WinogradMatrices& wm = ir::ops::winograd_matrices(2);
+  const int a = wm.alpha, m = wm.m;
+  const std::vector<int64_t>& pads = attrs.get_ints("pads");
+  const Tensor x = in[0], u = in[1], bias = in[2], scale = in[3];
+  const Type i32(DType::kI32);
+  const ir::Shape& xs = x.shape();
+  const ir::Shape& os = out[0].shape;
+  const int64_t n = xs[0], ib = xs[4], q_count = xs[1] * ib / 2;
+  const int64_t mb = os[1], oh = os[2], ow = os[3], ob = os[4];
+  const int64_t th = (oh + m - 1) / m, tw = (ow + m - 1) / m, tiles = n * th * tw;
+  const int32_t zp = static_cast<int32_t>(attrs.get_int("x_zero_point"));
+  const Expr zp_u8 = make_const(Type(DType::kU8), zp);
+
+  const Tensor v = tir::compute(
+      {a, a, tiles, q_count},
+      [&](const std::vector<Var>& i) {
+        const Expr p = i[2];
+        const Expr bn = tir::floordiv(p, Expr(th * tw)), bh = tir::floormod(tir::floordiv(p, Expr(tw)), Expr(th)),
+                   bw = tir::floormod(p, Expr(tw));
+        // B^T (d - zp) B of one half of the word.
+        auto transformed = [&](int half) {
+          std::vector<Expr> loads;
+          for (int r = 0; r < a; ++r) {
+            for (int s = 0; s < a; ++s) {
+              const Expr xv = tir::read_or(x, {bn, channel_block(i[3], ib), bh * m + r - pads[0], bw * m + s - pads[1],
+                                               channel_in_block(i[3], half, ib)},
+                                           zp_u8);
+              loads.push_back(tir::cast(i32, xv) - int8::i32_const(zp));
+            }
+          }
+          return with_lets(loads, half == 0 ? "dl" : "dh", [&](const std::vector<Expr>& dv) {
+            auto d = [&](int r, int s) { return dv[static_cast<size_t>(r * a + s)]; };
+            return select_on(i[0], a, [&](int e) {
+              return select_on(i[1], a, [&](int nu) {
+                return linear_combination(
+                    a, [&](int s) { return wm.BT(nu, s); },
+                    [&](int s) { return linear_combination(a, [&](int r) { return wm.BT(e, r); }, [&](int r) { return d(r, s); }, DType::kI32); },
+                    DType::kI32);
+              });
+            });
+          });
+        };
+        return halves_word(transformed(0), transformed(1));
+      },
+      "int8_wino_input", {"e", "nu", "p", "q"});
+
+  tir::IterVar rq = tir::reduce_axis(q_count, "rq");
+  const Tensor mt = tir::compute(
+      {a, a, mb, tiles, ob},
+      [&](const std::vector<Var>& i) { return tir::sum(tir::dot2_s16(v(i[0], i[1], i[3], Expr(rq)), u(i[0], i[1], i[2], Expr(rq), i[4])), {rq}); },
+      "int8_wino_product", {"e", "nu", "mo", "p", "o"});
+
+  int8::Requantize rq_params;
+  rq_params.a_zero_point = zp;
+  rq_params.out_zero_point = static_cast<int32_t>(attrs.get_int("y_zero_point"));
+  rq_params.lo = static_cast<int32_t>(std::max<int64_t>(0, attrs.get_int("clamp_min")));
+  rq_params.hi = static_cast<int32_t>(std::min<int64_t>(255, attrs.get_int("clamp_max")));
+  const bool dequantize = attrs.get_int("dequantize") != 0;
+  const Tensor y = tir::compute(
+      os,
+      [&](const std::vector<Var>& i) {
+        const Expr p = (i[0] * Expr(th) + tir::floordiv(i[2], Expr(m))) * Expr(tw) + tir::floordiv(i[3], Expr(m));
+        std::vector<Expr> loads;
+        for (int e = 0; e < a; ++e) {
+          for (int nu = 0; nu < a; ++nu) loads.push_back(mt(Expr(e), Expr(nu), i[1], p, i[4]));
+        }
+        const Expr ch = i[1] * Expr(ob) + i[4];
+        return with_lets(loads, "m", [&](const std::vector<Expr>& mv) {
+          const Expr four_acc = select_on(tir::floormod(i[2], Expr(m)), m, [&](int r) {
+            return select_on(tir::floormod(i[3], Expr(m)), m, [&](int s) {
+              return linear_combination(
+                  a, [&](int nu) { return wm.AT(s, nu); },
+                  [&](int nu) {
+                    return linear_combination(
+                        a, [&](int e) { return wm.AT(r, e); }, [&](int e) { return mv[static_cast<size_t>(e * a + nu)]; },
+                        DType::kI32);
+                  },
+                  DType::kI32);
+            });
+          });
+          const Expr acc = tir::shift_right(four_acc, int8::i32_const(2)) + bias(ch);
+          if (dequantize) {
+            return int8::requantize_dequantized(acc, scale(ch), rq_params.out_zero_point, rq_params.lo, rq_params.hi,
+                                                static_cast<int32_t>(attrs.get_int("dequantize_zero_point")),
+                                                static_cast<float>(attrs.get_float("dequantize_scale")));
+          }
+          return int8::requantize_u8(acc, scale(ch), rq_params.out_zero_point, rq_params.lo, rq_params.hi);
+        });
+      },
+      "int8_conv2d_winograd", {"n", "mo", "oh", "ow", "o"});
+
+  ComputeResult r;
+  r.schedule = ScheduleKind::kConv2dWinograd;
+  r.parts["input"] = v;
+  r.parts["anchor"] = mt;
+  r.layout["wino_tile"] = m;
+  r.layout["ic_block"] = ib / 2;  // words per channel block: the input stage's vector
+  r.outputs = {y};
+  return r;
+}
+KILN_REGISTER_COMPUTE(int8_conv2d_winograd, "int8_conv2d_winograd", int8_winograd_compute);
+
+ComputeResult weight_transform_compute(const std::vector<Tensor>& in, const ir::Attrs& attrs,
+                                       const std::vector<ir::TensorType>& out, const LayoutHints&) {
+  const WinogradMatrices& wm = ir::ops::winograd_matrices(2);
+  const Tensor w = in[0];
+  const int64_t ob = attrs.get_int("ob"), ib = attrs.get_int("ib");
+  const Type i32(DType::kI32);
+  // 2G as a select table over (row, tap).
+  auto g2 = [&](const Expr& row, int k) { return select_on(row, wm.alpha, [&](int e) { return constant(DType::kI32, 2 * wm.G(e, k)); }); };
+  const Tensor uu = tir::compute(
+      out[0].shape,
+      [&](const std::vector<Var>& i) {
+        const Expr ch = i[2] * Expr(ob) + i[4];
+        auto transformed = [&](int half) {
+          const Expr c = channel_block(i[3], ib) * Expr(ib) + channel_in_block(i[3], half, ib);
+          Expr sum;
+          for (int kh = 0; kh < 3; ++kh) {
+            for (int kw = 0; kw < 3; ++kw) {
+              const Expr t = g2(i[0], kh) * tir::cast(i32, w(ch, c, Expr(kh), Expr(kw))) * g2(i[1], kw);
+              sum = sum.defined() ? sum + t : t;
+            }
+          }
+          return sum;
+        };
+        return halves_word(transformed(0), transformed(1));
+      },
+      "int8_winograd_weight_transform");
+  return injective_result(uu);
+}
+KILN_REGISTER_COMPUTE(int8_winograd_weight_transform, "int8_winograd_weight_transform", weight_transform_compute);
+
+}  // namespace
+}  // namespace kiln::topi
