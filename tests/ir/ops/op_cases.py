@@ -630,6 +630,7 @@ def build_cases():
     import op_cases_int8_matmul
     op_cases_int8_matmul.add_cases(case, rng)
     op_cases_quant.add_int8_depthwise_cases(case, rng)
+    op_cases_quant.add_int8_winograd_cases(case, rng)
 
     return CASES
 

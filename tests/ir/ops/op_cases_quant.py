@@ -139,3 +139,43 @@ def add_int8_depthwise_cases(case, rng):
     case("int8_depthwise_conv2d_nchw4c", "int8_depthwise_conv2d", [blocked(x), packed, sums, bias, scale], [blocked(y)],
          {"strides": list(strides), "pads": list(pads), "dilations": [1, 1], "x_zero_point": xzp, "y_zero_point": yzp,
           "clamp_min": yzp, "clamp_max": hi}, rtol=0, atol=0)
+
+
+def add_int8_winograd_cases(case, rng):
+    """int8_winograd_weight_transform and int8_conv2d_winograd (ConvertInt8ConvToWinograd's ops,
+    src/ir/ops/int8_winograd.cc): the transform checked with numpy ((2G) w (2G)^T as s16 halves of
+    channel pairs within blocks of ib), the convolution against a PyTorch float64 convolution of
+    the zero-point-shifted integers (what F(2x2, 3x3) in exact integers equals) followed by the
+    f32 requantize steps of docs/int8.md, on NCHW[ib]c input, an odd output (partial tiles)."""
+    import numpy as np
+    import torch
+    import torch.nn.functional as F
+
+    f32 = np.float32
+    M, C, ib, ob = 8, 8, 4, 4
+    w = rng.integers(-128, 128, size=(M, C, 3, 3)).astype(np.int8)
+    w[0, 0] = -128  # the largest |U'|: 9 x 128
+    g2 = np.array([[2, 0, 0], [1, 1, 1], [1, -1, 1], [0, 0, 2]], np.int64)
+    u = np.einsum("ek,mckl,nl->enmc", g2, w.astype(np.int64), g2)  # [4, 4, M, C]
+    # word q of block cb: channel cb*ib + j (low half) and cb*ib + ib/2 + j (high half), j < ib/2.
+    ub = u.reshape(4, 4, M, C // ib, 2, ib // 2)  # [..., cb, half, j]
+    lo, hi = ub[:, :, :, :, 0, :], ub[:, :, :, :, 1, :]
+    words = ((lo & 0xFFFF) | ((hi & 0xFFFF) << 16)).astype(np.uint32).view(np.int32)  # [4, 4, M, C/ib, ib/2]
+    words = words.reshape(4, 4, M // ob, ob, C // 2).transpose(0, 1, 2, 4, 3)
+    packed = np.ascontiguousarray(words)
+    case("int8_winograd_weight_transform_ib4_ob4", "int8_winograd_weight_transform", [w], [packed],
+         {"ob": ob, "ib": ib}, rtol=0, atol=0)
+
+    x = rng.integers(0, 256, size=(1, C, 7, 6)).astype(np.uint8)
+    xzp, yzp = 77, 9
+    bias = rng.integers(-500, 500, size=M).astype(np.int32)
+    scale = rng.uniform(1e-4, 1e-3, size=M).astype(f32)
+    pads = (1, 0, 1, 1)
+    acc = F.conv2d(F.pad(torch.from_numpy(x.astype(np.float64) - xzp), (pads[1], pads[3], pads[0], pads[2])),
+                   torch.from_numpy(w.astype(np.float64))).numpy().astype(np.int64)
+    y = np.rint((acc + bias[None, :, None, None]).astype(f32) * scale[None, :, None, None]) + yzp
+    y = np.clip(y, 0, 255).astype(np.uint8)
+    blocked = lambda t, b: np.ascontiguousarray(t.reshape(t.shape[0], t.shape[1] // b, b, t.shape[2], t.shape[3]).transpose(0, 1, 3, 4, 2))
+    case("int8_conv2d_winograd_odd", "int8_conv2d_winograd", [blocked(x, ib), packed, bias, scale], [blocked(y, ob)],
+         {"pads": list(pads), "x_zero_point": xzp, "y_zero_point": yzp, "clamp_min": 0, "clamp_max": 255},
+         rtol=0, atol=0)

@@ -175,7 +175,8 @@ TEST(OpNumpy, CompareLogicBits) {
 TEST(OpNumpy, Quantization) {
   run_cases({"quantize_linear", "dequantize_linear", "requantize", "qnn_conv2d", "qnn_matmul", "int8_pack_conv_weights",
              "int8_conv_weight_sums", "int8_conv2d", "int8_pack_matmul_weights", "int8_matmul_weight_sums",
-             "int8_matmul", "int8_matmul_i32", "int8_pack_depthwise_weights", "int8_depthwise_conv2d"});
+             "int8_matmul", "int8_matmul_i32", "int8_pack_depthwise_weights", "int8_depthwise_conv2d",
+             "int8_winograd_weight_transform", "int8_conv2d_winograd"});
 }
 TEST(OpNumpy, ReduceArgNorms) { run_cases({"reduce_min", "reduce_prod", "argmax", "argmin", "instance_norm", "lrn"}); }
 
