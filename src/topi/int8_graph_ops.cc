@@ -90,6 +90,7 @@ ComputeResult dw_compute(const std::vector<Tensor>& in, const ir::Attrs& attrs, 
   ComputeResult r;
   r.outputs = {dw.out};
   r.parts = {{"anchor", dw.out}, {"acc", dw.acc}, {"pad", dw.pad}};
+  if (dw.wpairs.defined()) r.parts["wpairs"] = dw.wpairs;  // the tap-pair form
   r.schedule = ScheduleKind::kInt8Conv2d;
   r.layout = {{"oc_block", in[0].shape()[4]}};
   return r;
@@ -114,6 +115,7 @@ void schedule_int8_conv2d(tir::Schedule& s, const ComputeResult& r, const Knobs&
     dw.out = anchor;
     dw.acc = r.parts.at("acc");
     dw.pad = r.parts.at("pad");
+    if (r.parts.count("wpairs") != 0) dw.wpairs = r.parts.at("wpairs");
     int8::schedule_int8_depthwise(s, dw, k.get("tile_ow"));
     return;
   }

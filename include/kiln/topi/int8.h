@@ -123,7 +123,13 @@ void schedule_int8_conv2d(tir::Schedule& s, const Int8Conv2d& conv, const ConvKn
 struct Int8Depthwise {
   tir::Tensor out;  // u8 [N, C/b, OH, OW, b]
   tir::Tensor acc;  // i32, same shape
-  tir::Tensor pad;  // u8 [N, C/b, H + pads, W + pads, b]: zero-point padded input
+  // The tap-pair form (dilation_w 1, stride_w 1 or 2): i32 words [N, C/b, H + pads, J, b] of two
+  // u16 halves, the zero-point padded input at columns j*stride_w and j*stride_w + 1, computed per
+  // block of output rows; each pair of horizontal taps is one dot2_s16 (vpmaddwd) with `wpairs`.
+  // Otherwise: u8 [N, C/b, H + pads, W + pads, b], the zero-point padded input (one i16 multiply
+  // per tap).
+  tir::Tensor pad;
+  tir::Tensor wpairs;  // pair form: i32 [C/b, KH, ceil(KW/2), b], weight taps 2t and 2t+1 (0 past KW)
 };
 
 tir::Tensor pack_depthwise_weights(const tir::Tensor& w, int64_t b);
