@@ -54,6 +54,24 @@ void RecordDatabase::add(const TuningRecord& record) {
   }
 }
 
+void RecordDatabase::lower_default_seconds(const std::string& task, const std::string& device, const std::string& space,
+                                           double seconds) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  try {
+    SqliteStatement update = impl_->db.prepare(
+        "UPDATE records SET seconds = ? WHERE task = ? AND device = ? AND space = ? AND kind = 'kernel' AND is_default = 1 "
+        "AND ok = 1 AND seconds > ?");
+    update.bind_double(1, seconds);
+    update.bind_text(2, task);
+    update.bind_text(3, device);
+    update.bind_text(4, space);
+    update.bind_double(5, seconds);
+    update.step();
+  } catch (const SqliteError& e) {
+    throw_records_error(impl_->path, e);
+  }
+}
+
 std::vector<TuningRecord> RecordDatabase::records(const std::string& task, const std::string& device) const {
   std::lock_guard<std::mutex> lock(impl_->mutex);
   return select_records(impl_->db, impl_->path, "task = ? AND device = ?", {task, device}, "id");

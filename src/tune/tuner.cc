@@ -36,6 +36,8 @@ struct TaskState {
   std::vector<std::vector<double>> features;
   std::vector<double> seconds;     // per feature row; 0 = failed
   double default_seconds = 0;
+  int64_t default_row = -1;        // the default's row in features/seconds
+  std::string default_artifact;    // the default's built kernel, kept for re-timing
   std::vector<std::vector<char>> default_outputs;
   bool have_default_outputs = false;
   double best_seconds = 0;
@@ -166,7 +168,10 @@ TuneReport tune_tasks(const std::vector<TuningTask>& tasks, const codegen::Targe
       ++t.trials;
       t.features.push_back(candidate_features(t.space, k, tasks[i].flops));
       t.seconds.push_back(r.ok && (r.verified || r.is_default) ? r.seconds : 0);
-      if (r.is_default && r.ok) t.default_seconds = r.seconds;
+      if (r.is_default && r.ok) {
+        t.default_seconds = r.seconds;
+        t.default_row = static_cast<int64_t>(t.seconds.size()) - 1;
+      }
       if (r.ok && (r.verified || r.is_default)) {
         t.ok_runs.emplace_back(k, r.seconds);
         if (t.best_seconds == 0 || r.seconds < t.best_seconds) {
@@ -225,11 +230,32 @@ TuneReport tune_tasks(const std::vector<TuningTask>& tasks, const codegen::Targe
     return s;
   };
 
+  // The default's time measured again (re-timing in a confirmation batch, below): the task's
+  // default time, and its best when the default is the best, become the lower of the two, in
+  // memory and in the database (RecordDatabase::lower_default_seconds).
+  auto lower_default = [&](TaskState& t, double seconds) {
+    if (t.default_seconds <= 0 || seconds >= t.default_seconds) return;
+    const std::string key = t.task->default_knobs.to_string();
+    t.default_seconds = seconds;
+    if (t.default_row >= 0) t.seconds[static_cast<size_t>(t.default_row)] = seconds;
+    for (auto& [k, secs] : t.ok_runs) {
+      if (k.to_string() == key) secs = seconds;
+    }
+    if (seconds < t.best_seconds) {
+      t.best_seconds = seconds;
+      t.best_knobs = t.task->default_knobs;
+    }
+    db.lower_default_seconds(t.task->signature, device, t.space_fingerprint, seconds);
+  };
+
   // Against the winner's curse on a noisy machine: a default, and a candidate that would beat the
   // task's best, is measured once more (a second batch, so at another moment of the machine's
   // load) and its result becomes the median of all its timed runs; failing the second time fails
-  // it. Outputs stay those of the first measurement.
-  auto confirm_promising = [&](const TaskState& t, const std::vector<MeasureJob>& jobs,
+  // it. Outputs stay those of the first measurement. The default is re-timed in every such batch
+  // of candidates (job id "default-again-N"): a candidate is compared with the default measured at
+  // the same moment, so a default first timed in one of the machine's slow moments does not make
+  // every candidate look faster than it is (paired timing; the default keeps its fastest time).
+  auto confirm_promising = [&](TaskState& t, const std::vector<MeasureJob>& jobs,
                                std::vector<MeasureResult>& results, bool is_default) {
     std::vector<MeasureJob> again;
     std::vector<size_t> which;
@@ -242,7 +268,14 @@ TuneReport tune_tasks(const std::vector<TuningTask>& tasks, const codegen::Targe
       which.push_back(j);
     }
     if (again.empty()) return;
+    const bool retime_default = !is_default && !t.default_artifact.empty();
+    if (retime_default) {
+      MeasureJob d{"default-again-" + std::to_string(counter++), t.default_artifact, mo};
+      d.options.return_outputs = false;
+      again.push_back(d);
+    }
     const std::vector<MeasureResult> second = measurer.measure(again);
+    if (retime_default && second.size() == again.size() && second.back().ok) lower_default(t, second.back().seconds);
     for (size_t i = 0; i < which.size(); ++i) {
       MeasureResult& m = results[which[i]];
       if (!second.at(i).ok) {
@@ -277,7 +310,14 @@ TuneReport tune_tasks(const std::vector<TuningTask>& tasks, const codegen::Targe
     }
     std::vector<MeasureResult> results = jobs.empty() ? std::vector<MeasureResult>{} : measurer.measure(jobs);
     confirm_promising(t, jobs, results, is_default);
-    for (const MeasureJob& j : jobs) std::filesystem::remove(j.artifact_path);
+    for (size_t j = 0; j < jobs.size(); ++j) {
+      // The default's kernel is kept (in the work folder) for re-timing beside later candidates.
+      if (is_default && results.at(j).ok && t.default_artifact.empty()) {
+        t.default_artifact = jobs[j].artifact_path;
+        continue;
+      }
+      std::filesystem::remove(jobs[j].artifact_path);
+    }
     for (size_t c = 0; c < cands.size(); ++c) {
       TuningRecord r;
       r.task = t.task->signature;
@@ -313,7 +353,10 @@ TuneReport tune_tasks(const std::vector<TuningTask>& tasks, const codegen::Targe
       const bool good = r.ok && (r.verified || r.is_default);
       t.features.push_back(candidate_features(t.space, cands[c], t.task->flops));
       t.seconds.push_back(good ? r.seconds : 0);
-      if (r.is_default && r.ok) t.default_seconds = r.seconds;
+      if (r.is_default && r.ok) {
+        t.default_seconds = r.seconds;
+        t.default_row = static_cast<int64_t>(t.seconds.size()) - 1;
+      }
       if (good) {
         t.ok_runs.emplace_back(cands[c], r.seconds);
         if (t.best_seconds == 0 || r.seconds < t.best_seconds) {
@@ -391,6 +434,9 @@ TuneReport tune_tasks(const std::vector<TuningTask>& tasks, const codegen::Targe
     progress.round(snapshot());
   }
   progress.finish();
+  for (const TaskState& t : states) {
+    if (!t.default_artifact.empty()) std::filesystem::remove(t.default_artifact);
+  }
   if (own_work) {
     std::error_code ec;
     std::filesystem::remove_all(work, ec);

@@ -74,6 +74,11 @@ class RecordDatabase {
 
   const std::string& path() const;
   void add(const TuningRecord& record);  // committed before it returns
+  // The tuner's re-timing of a task's default schedule beside a confirmed candidate (tuner.h): the
+  // default's kernel record of `task` on `device` in search space `space` (ok, is_default) takes
+  // `seconds` when that is lower. A default first measured in one of the machine's slow moments
+  // then no longer makes every candidate look faster than it is. Committed before it returns.
+  void lower_default_seconds(const std::string& task, const std::string& device, const std::string& space, double seconds);
   std::vector<TuningRecord> records(const std::string& task, const std::string& device) const;
   std::optional<TuningRecord> best(const std::string& task, const std::string& device) const;
   std::vector<TuningRecord> all() const;  // every record, in insertion order
