@@ -27,7 +27,6 @@ namespace {
 
 using ir::DType;
 using ir::ops::WinogradMatrices;
-using winograd::linear_combination;
 using winograd::select_on;
 using winograd::with_lets;
 
@@ -58,26 +57,13 @@ ComputeResult conv2d_winograd_compute(const std::vector<Tensor>& in, const ir::A
   const Tensor v = tir::compute(
       {a, a, tiles, c},
       [&](const std::vector<Var>& i) {
-        const Expr p = i[2];
-        const Expr bn = tir::floordiv(p, Expr(th * tw)), bh = tir::floormod(tir::floordiv(p, Expr(tw)), Expr(th)),
-                   bw = tir::floormod(p, Expr(tw));
+        const winograd::TileIndex t = winograd::tile_index(i[2], th, tw);
         const Expr ccb = tir::floordiv(i[3], Expr(xb)), cci = tir::floormod(i[3], Expr(xb));
         std::vector<Expr> loads;
         for (int r = 0; r < a; ++r) {
-          for (int s = 0; s < a; ++s) loads.push_back(xp(bn, ccb, bh * m + r, bw * m + s, cci));
+          for (int s = 0; s < a; ++s) loads.push_back(xp(t.n, ccb, t.row * m + r, t.col * m + s, cci));
         }
-        return with_lets(loads, "d", [&](const std::vector<Expr>& dv) {
-        auto d = [&](int r, int s) { return dv[static_cast<size_t>(r * a + s)]; };
-        return select_on(i[0], a, [&](int e) {
-          return select_on(i[1], a, [&](int nu) {
-            // (B^T d B)[e, nu] = sum_s B^T[nu, s] * (sum_r B^T[e, r] d[r, s])
-            return linear_combination(
-                a, [&](int s) { return wm.BT(nu, s); },
-                [&](int s) { return linear_combination(a, [&](int r) { return wm.BT(e, r); }, [&](int r) { return d(r, s); }, dt); },
-                dt);
-          });
-        });
-        });
+        return with_lets(loads, "d", [&](const std::vector<Expr>& dv) { return winograd::input_transform(wm, i[0], i[1], dv, dt); });
       },
       "wino_input", {"e", "nu", "p", "c"});
 
@@ -92,25 +78,8 @@ ComputeResult conv2d_winograd_compute(const std::vector<Tensor>& in, const ir::A
   const Tensor y = tir::compute(
       os,
       [&](const std::vector<Var>& i) {
-        const Expr p = (i[0] * Expr(th) + tir::floordiv(i[2], Expr(m))) * Expr(tw) + tir::floordiv(i[3], Expr(m));
-        std::vector<Expr> loads;
-        for (int e = 0; e < a; ++e) {
-          for (int nu = 0; nu < a; ++nu) loads.push_back(mt(Expr(e), Expr(nu), i[1], p, i[4]));
-        }
-        Expr val = with_lets(loads, "m", [&](const std::vector<Expr>& mv) {
-        return select_on(tir::floormod(i[2], Expr(m)), m, [&](int r) {
-          return select_on(tir::floormod(i[3], Expr(m)), m, [&](int s) {
-            // (A^T M A)[r, s] = sum_nu A^T[s, nu] * (sum_e A^T[r, e] M[e, nu])
-            return linear_combination(
-                a, [&](int nu) { return wm.AT(s, nu); },
-                [&](int nu) {
-                  return linear_combination(
-                      a, [&](int e) { return wm.AT(r, e); }, [&](int e) { return mv[static_cast<size_t>(e * a + nu)]; },
-                      dt);
-                },
-                dt);
-          });
-        });
+        Expr val = with_lets(winograd::tile_products(mt, i, th, tw, m, a), "m", [&](const std::vector<Expr>& mv) {
+          return winograd::output_transform(wm, i[2], i[3], mv, dt);
         });
         if (in.size() > 2) val = val + in[2](i[1] * Expr(ob) + i[4]);
         return val;

@@ -27,7 +27,6 @@ namespace {
 using ir::DType;
 using ir::ops::WinogradMatrices;
 using tir::Type;
-using winograd::linear_combination;
 using winograd::select_on;
 using winograd::with_lets;
 
@@ -58,31 +57,20 @@ ComputeResult int8_winograd_compute(const std::vector<Tensor>& in, const ir::Att
   const Tensor v = tir::compute(
       {a, a, tiles, q_count},
       [&](const std::vector<Var>& i) {
-        const Expr p = i[2];
-        const Expr bn = tir::floordiv(p, Expr(th * tw)), bh = tir::floormod(tir::floordiv(p, Expr(tw)), Expr(th)),
-                   bw = tir::floormod(p, Expr(tw));
+        const winograd::TileIndex t = winograd::tile_index(i[2], th, tw);
         // B^T (d - zp) B of one half of the word.
         auto transformed = [&](int half) {
           std::vector<Expr> loads;
           for (int r = 0; r < a; ++r) {
             for (int s = 0; s < a; ++s) {
-              const Expr xv = tir::read_or(x, {bn, channel_block(i[3], ib), bh * m + r - pads[0], bw * m + s - pads[1],
+              const Expr xv = tir::read_or(x, {t.n, channel_block(i[3], ib), t.row * m + r - pads[0], t.col * m + s - pads[1],
                                                channel_in_block(i[3], half, ib)},
                                            zp_u8);
               loads.push_back(tir::cast(i32, xv) - int8::i32_const(zp));
             }
           }
-          return with_lets(loads, half == 0 ? "dl" : "dh", [&](const std::vector<Expr>& dv) {
-            auto d = [&](int r, int s) { return dv[static_cast<size_t>(r * a + s)]; };
-            return select_on(i[0], a, [&](int e) {
-              return select_on(i[1], a, [&](int nu) {
-                return linear_combination(
-                    a, [&](int s) { return wm.BT(nu, s); },
-                    [&](int s) { return linear_combination(a, [&](int r) { return wm.BT(e, r); }, [&](int r) { return d(r, s); }, DType::kI32); },
-                    DType::kI32);
-              });
-            });
-          });
+          return with_lets(loads, half == 0 ? "dl" : "dh",
+                           [&](const std::vector<Expr>& dv) { return winograd::input_transform(wm, i[0], i[1], dv, DType::kI32); });
         };
         return halves_word(transformed(0), transformed(1));
       },
@@ -103,25 +91,9 @@ ComputeResult int8_winograd_compute(const std::vector<Tensor>& in, const ir::Att
   const Tensor y = tir::compute(
       os,
       [&](const std::vector<Var>& i) {
-        const Expr p = (i[0] * Expr(th) + tir::floordiv(i[2], Expr(m))) * Expr(tw) + tir::floordiv(i[3], Expr(m));
-        std::vector<Expr> loads;
-        for (int e = 0; e < a; ++e) {
-          for (int nu = 0; nu < a; ++nu) loads.push_back(mt(Expr(e), Expr(nu), i[1], p, i[4]));
-        }
         const Expr ch = i[1] * Expr(ob) + i[4];
-        return with_lets(loads, "m", [&](const std::vector<Expr>& mv) {
-          const Expr four_acc = select_on(tir::floormod(i[2], Expr(m)), m, [&](int r) {
-            return select_on(tir::floormod(i[3], Expr(m)), m, [&](int s) {
-              return linear_combination(
-                  a, [&](int nu) { return wm.AT(s, nu); },
-                  [&](int nu) {
-                    return linear_combination(
-                        a, [&](int e) { return wm.AT(r, e); }, [&](int e) { return mv[static_cast<size_t>(e * a + nu)]; },
-                        DType::kI32);
-                  },
-                  DType::kI32);
-            });
-          });
+        return with_lets(winograd::tile_products(mt, i, th, tw, m, a), "m", [&](const std::vector<Expr>& mv) {
+          const Expr four_acc = winograd::output_transform(wm, i[2], i[3], mv, DType::kI32);
           const Expr acc = tir::shift_right(four_acc, int8::i32_const(2)) + bias(ch);
           if (dequantize) {
             return int8::requantize_dequantized(acc, scale(ch), rq_params.out_zero_point, rq_params.lo, rq_params.hi,

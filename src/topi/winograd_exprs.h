@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/ops/winograd.h"
 #include "kiln/tir/expr.h"
 #include "kiln/tir/tensor.h"
 #include "topi/topi_util.h"
@@ -60,6 +61,61 @@ inline Expr select_on(const Expr& i, int n, const std::function<Expr(int)>& f) {
   Expr out = f(n - 1);
   for (int k = n - 2; k >= 0; --k) out = tir::select(i == Expr(k), f(k), out);
   return out;
+}
+
+// Tile p of P = n * th * tw tiles: its batch, tile row and tile column.
+struct TileIndex {
+  Expr n, row, col;
+};
+inline TileIndex tile_index(const Expr& p, int64_t th, int64_t tw) {
+  return {tir::floordiv(p, Expr(th * tw)), tir::floormod(tir::floordiv(p, Expr(tw)), Expr(th)), tir::floormod(p, Expr(tw))};
+}
+
+// (B^T d B)[e, nu] at the loop variables e, nu: a select over the a x a points (folded by the
+// schedule's unrolling) of sums of the window's values d (row-major a x a, let-bound by the caller).
+inline Expr input_transform(const ir::ops::WinogradMatrices& wm, const Expr& e_var, const Expr& nu_var,
+                            const std::vector<Expr>& d, DType dt) {
+  const int a = wm.alpha;
+  return select_on(e_var, a, [&](int e) {
+    return select_on(nu_var, a, [&](int nu) {
+      // sum_s B^T[nu, s] * (sum_r B^T[e, r] d[r, s])
+      return linear_combination(
+          a, [&](int s) { return wm.BT(nu, s); },
+          [&](int s) {
+            return linear_combination(a, [&](int r) { return wm.BT(e, r); }, [&](int r) { return d[static_cast<size_t>(r * a + s)]; }, dt);
+          },
+          dt);
+    });
+  });
+}
+
+// The a*a batched-product values of output element i = (n, mo, oh, ow, o)'s tile:
+// mt(e, nu, mo, p, o), row-major in (e, nu).
+inline std::vector<Expr> tile_products(const tir::Tensor& mt, const std::vector<Var>& i, int64_t th, int64_t tw, int m, int a) {
+  const Expr p = (i[0] * Expr(th) + tir::floordiv(i[2], Expr(m))) * Expr(tw) + tir::floordiv(i[3], Expr(m));
+  std::vector<Expr> loads;
+  for (int e = 0; e < a; ++e) {
+    for (int nu = 0; nu < a; ++nu) loads.push_back(mt(Expr(e), Expr(nu), i[1], p, i[4]));
+  }
+  return loads;
+}
+
+// (A^T M A)[oh % m, ow % m]: a select over the position in the tile of sums of the tile's
+// products mv (row-major a x a, let-bound by the caller).
+inline Expr output_transform(const ir::ops::WinogradMatrices& wm, const Expr& oh, const Expr& ow, const std::vector<Expr>& mv,
+                             DType dt) {
+  const int a = wm.alpha, m = wm.m;
+  return select_on(tir::floormod(oh, Expr(m)), m, [&](int r) {
+    return select_on(tir::floormod(ow, Expr(m)), m, [&](int s) {
+      // sum_nu A^T[s, nu] * (sum_e A^T[r, e] M[e, nu])
+      return linear_combination(
+          a, [&](int nu) { return wm.AT(s, nu); },
+          [&](int nu) {
+            return linear_combination(a, [&](int e) { return wm.AT(r, e); }, [&](int e) { return mv[static_cast<size_t>(e * a + nu)]; }, dt);
+          },
+          dt);
+    });
+  });
 }
 
 }  // namespace kiln::topi::winograd

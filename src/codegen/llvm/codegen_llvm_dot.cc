@@ -107,6 +107,16 @@ llvm::Value* CodeGenLLVM::emit_dot(const Call* op, llvm::Value* acc) {
   };
   auto bytes = [&](llvm::Value* v) { return builder_.CreateBitCast(v, vec(i8, 4 * chunk)); };
   auto halves = [&](llvm::Value* v) { return builder_.CreateBitCast(v, vec(i16, 2 * chunk)); };
+  // acc + the sums of each lane's `group` consecutive widened products (the generic lowerings).
+  auto add_groups = [&](llvm::Value* acc_v, llvm::Value* prod, int group) {
+    llvm::Value* s = acc_v;
+    for (int j = 0; j < group; ++j) {
+      llvm::SmallVector<int, 64> mask;
+      for (int l = 0; l < chunk; ++l) mask.push_back(group * l + j);
+      s = builder_.CreateAdd(s, builder_.CreateShuffleVector(prod, mask));
+    }
+    return s;
+  };
 
   auto one_chunk = [&](llvm::Value* c_acc, llvm::Value* ca, llvm::Value* cb) -> llvm::Value* {
     switch (lowering) {
@@ -140,28 +150,12 @@ llvm::Value* CodeGenLLVM::emit_dot(const Call* op, llvm::Value* acc) {
         return builder_.CreateAdd(c_acc, call(llvm::Intrinsic::x86_avx512_pmaddw_d_512, {halves(ca), halves(cb)}));
       case DotLowering::kMaddwd256:
         return builder_.CreateAdd(c_acc, call(llvm::Intrinsic::x86_avx2_pmadd_wd, {halves(ca), halves(cb)}));
-      case DotLowering::kGeneric16: {
-        llvm::Value* prod = builder_.CreateMul(builder_.CreateSExt(halves(ca), vec(i32, 2 * chunk)),
-                                               builder_.CreateSExt(halves(cb), vec(i32, 2 * chunk)));
-        llvm::Value* s = c_acc;
-        for (int j = 0; j < 2; ++j) {
-          llvm::SmallVector<int, 64> mask;
-          for (int l = 0; l < chunk; ++l) mask.push_back(2 * l + j);
-          s = builder_.CreateAdd(s, builder_.CreateShuffleVector(prod, mask));
-        }
-        return s;
-      }
-      case DotLowering::kGeneric: {
-        llvm::Value* prod = builder_.CreateMul(builder_.CreateZExt(bytes(ca), vec(i32, 4 * chunk)),
-                                               builder_.CreateSExt(bytes(cb), vec(i32, 4 * chunk)));
-        llvm::Value* s = c_acc;
-        for (int j = 0; j < 4; ++j) {
-          llvm::SmallVector<int, 64> mask;
-          for (int l = 0; l < chunk; ++l) mask.push_back(4 * l + j);
-          s = builder_.CreateAdd(s, builder_.CreateShuffleVector(prod, mask));
-        }
-        return s;
-      }
+      case DotLowering::kGeneric16:
+        return add_groups(c_acc, builder_.CreateMul(builder_.CreateSExt(halves(ca), vec(i32, 2 * chunk)),
+                                                    builder_.CreateSExt(halves(cb), vec(i32, 2 * chunk))), 2);
+      case DotLowering::kGeneric:
+        return add_groups(c_acc, builder_.CreateMul(builder_.CreateZExt(bytes(ca), vec(i32, 4 * chunk)),
+                                                    builder_.CreateSExt(bytes(cb), vec(i32, 4 * chunk))), 4);
     }
     KILN_IFAIL() << "unhandled dot lowering";
   };
