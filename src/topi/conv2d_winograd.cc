@@ -86,16 +86,7 @@ ComputeResult conv2d_winograd_compute(const std::vector<Tensor>& in, const ir::A
       },
       "conv2d_winograd", {"n", "mo", "oh", "ow", "o"});
 
-  ComputeResult r;
-  r.schedule = ScheduleKind::kConv2dWinograd;
-  r.parts["input"] = v;
-  r.parts["anchor"] = mt;
-  r.layout["wino_tile"] = m;
-  r.layout["ic_block"] = xb;
-  r.outputs = {y};
-  (void)oh;
-  (void)ow;
-  return r;
+  return winograd::result(v, mt, y, m, xb);
 }
 KILN_REGISTER_COMPUTE(conv2d_winograd_nchwc, "conv2d_winograd_nchwc", conv2d_winograd_compute);
 

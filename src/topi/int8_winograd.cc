@@ -105,14 +105,8 @@ ComputeResult int8_winograd_compute(const std::vector<Tensor>& in, const ir::Att
       },
       "int8_conv2d_winograd", {"n", "mo", "oh", "ow", "o"});
 
-  ComputeResult r;
-  r.schedule = ScheduleKind::kConv2dWinograd;
-  r.parts["input"] = v;
-  r.parts["anchor"] = mt;
-  r.layout["wino_tile"] = m;
-  r.layout["ic_block"] = ib / 2;  // words per channel block: the input stage's vector
-  r.outputs = {y};
-  return r;
+  // ic_block: words per channel block, the input stage's vector
+  return winograd::result(v, mt, y, m, ib / 2);
 }
 KILN_REGISTER_COMPUTE(int8_conv2d_winograd, "int8_conv2d_winograd", int8_winograd_compute);
 

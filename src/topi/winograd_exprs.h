@@ -118,6 +118,20 @@ inline Expr output_transform(const ir::ops::WinogradMatrices& wm, const Expr& oh
   });
 }
 
+// The result of a Winograd compute for the kConv2dWinograd schedule template: the input
+// transform v, the batched product mt (its anchor), the output y; the tile m and the input
+// stage's vector (the channel block, or its words) as layout.
+inline ComputeResult result(const tir::Tensor& v, const tir::Tensor& mt, const tir::Tensor& y, int m, int64_t ic_block) {
+  ComputeResult r;
+  r.schedule = ScheduleKind::kConv2dWinograd;
+  r.parts["input"] = v;
+  r.parts["anchor"] = mt;
+  r.layout["wino_tile"] = m;
+  r.layout["ic_block"] = ic_block;
+  r.outputs = {y};
+  return r;
+}
+
 }  // namespace kiln::topi::winograd
 
 #endif  // KILN_SRC_TOPI_WINOGRAD_EXPRS_H_
