@@ -7,11 +7,29 @@
 #include "kiln/support/error.h"
 #include "kiln/topi/compute.h"
 #include "kiln/topi/int8.h"
+#include "topi/int8_attrs.h"
 #include "topi/schedule_util.h"
 #include "topi/topi_util.h"
 
 namespace kiln::topi {
+
+int8::Requantize int8::requantize_of(const ir::Attrs& attrs) {
+  int8::Requantize rq;
+  rq.a_zero_point = static_cast<int32_t>(attrs.get_int("x_zero_point"));
+  rq.out_zero_point = static_cast<int32_t>(attrs.get_int("y_zero_point"));
+  rq.lo = static_cast<int32_t>(std::max<int64_t>(0, attrs.get_int("clamp_min")));
+  rq.hi = static_cast<int32_t>(std::min<int64_t>(255, attrs.get_int("clamp_max")));
+  if (const ir::AttrValue* dq = attrs.find("dequantize"); dq != nullptr && std::get<int64_t>(*dq) != 0) {
+    rq.dequantize = true;
+    rq.dequantize_scale = static_cast<float>(attrs.get_float("dequantize_scale"));
+    rq.dequantize_zero_point = static_cast<int32_t>(attrs.get_int("dequantize_zero_point"));
+  }
+  return rq;
+}
+
 namespace {
+
+using int8::requantize_of;
 
 ComputeResult pack_compute(const std::vector<Tensor>& in, const ir::Attrs& attrs, const std::vector<ir::TensorType>&,
                            const LayoutHints&) {
@@ -42,20 +60,6 @@ int8::Conv2dGeometry geometry_of(const ir::Attrs& attrs) {
   g.dilation_h = d[0];
   g.dilation_w = d[1];
   return g;
-}
-
-int8::Requantize requantize_of(const ir::Attrs& attrs) {
-  int8::Requantize rq;
-  rq.a_zero_point = static_cast<int32_t>(attrs.get_int("x_zero_point"));
-  rq.out_zero_point = static_cast<int32_t>(attrs.get_int("y_zero_point"));
-  rq.lo = static_cast<int32_t>(std::max<int64_t>(0, attrs.get_int("clamp_min")));
-  rq.hi = static_cast<int32_t>(std::min<int64_t>(255, attrs.get_int("clamp_max")));
-  if (const ir::AttrValue* dq = attrs.find("dequantize"); dq != nullptr && std::get<int64_t>(*dq) != 0) {
-    rq.dequantize = true;
-    rq.dequantize_scale = static_cast<float>(attrs.get_float("dequantize_scale"));
-    rq.dequantize_zero_point = static_cast<int32_t>(attrs.get_int("dequantize_zero_point"));
-  }
-  return rq;
 }
 
 ComputeResult conv_compute(const std::vector<Tensor>& in, const ir::Attrs& attrs, const std::vector<ir::TensorType>&,

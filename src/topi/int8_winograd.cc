@@ -17,6 +17,7 @@
 #include "ir/ops/winograd.h"
 #include "kiln/topi/compute.h"
 #include "kiln/topi/int8.h"
+#include "topi/int8_attrs.h"
 #include "topi/int8_words.h"
 #include "topi/topi_util.h"
 #include "topi/winograd_exprs.h"
@@ -82,12 +83,7 @@ ComputeResult int8_winograd_compute(const std::vector<Tensor>& in, const ir::Att
       [&](const std::vector<Var>& i) { return tir::sum(tir::dot2_s16(v(i[0], i[1], i[3], Expr(rq)), u(i[0], i[1], i[2], Expr(rq), i[4])), {rq}); },
       "int8_wino_product", {"e", "nu", "mo", "p", "o"});
 
-  int8::Requantize rq_params;
-  rq_params.a_zero_point = zp;
-  rq_params.out_zero_point = static_cast<int32_t>(attrs.get_int("y_zero_point"));
-  rq_params.lo = static_cast<int32_t>(std::max<int64_t>(0, attrs.get_int("clamp_min")));
-  rq_params.hi = static_cast<int32_t>(std::min<int64_t>(255, attrs.get_int("clamp_max")));
-  const bool dequantize = attrs.get_int("dequantize") != 0;
+  const int8::Requantize requant = int8::requantize_of(attrs);
   const Tensor y = tir::compute(
       os,
       [&](const std::vector<Var>& i) {
@@ -95,12 +91,11 @@ ComputeResult int8_winograd_compute(const std::vector<Tensor>& in, const ir::Att
         return with_lets(winograd::tile_products(mt, i, th, tw, m, a), "m", [&](const std::vector<Expr>& mv) {
           const Expr four_acc = winograd::output_transform(wm, i[2], i[3], mv, DType::kI32);
           const Expr acc = tir::shift_right(four_acc, int8::i32_const(2)) + bias(ch);
-          if (dequantize) {
-            return int8::requantize_dequantized(acc, scale(ch), rq_params.out_zero_point, rq_params.lo, rq_params.hi,
-                                                static_cast<int32_t>(attrs.get_int("dequantize_zero_point")),
-                                                static_cast<float>(attrs.get_float("dequantize_scale")));
+          if (requant.dequantize) {
+            return int8::requantize_dequantized(acc, scale(ch), requant.out_zero_point, requant.lo, requant.hi,
+                                                requant.dequantize_zero_point, requant.dequantize_scale);
           }
-          return int8::requantize_u8(acc, scale(ch), rq_params.out_zero_point, rq_params.lo, rq_params.hi);
+          return int8::requantize_u8(acc, scale(ch), requant.out_zero_point, requant.lo, requant.hi);
         });
       },
       "int8_conv2d_winograd", {"n", "mo", "oh", "ow", "o"});
