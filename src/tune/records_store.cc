@@ -8,10 +8,12 @@
 
 #include <charconv>
 #include <cmath>
+#include <chrono>
 #include <ctime>
 #include <filesystem>
 #include <sstream>
 #include <system_error>
+#include <thread>
 
 #include "kiln/support/error.h"
 #include "kiln/version.h"
@@ -138,6 +140,11 @@ void require_parent_folder(const std::string& path) {
                     "create the folder first, or name a file in an existing one");
 }
 
+namespace {
+// One attempt at opening, validating and (read-write) preparing the file; SqliteErrors propagate.
+SqliteDb open_records_store_once(const std::string& path, bool read_only);
+}  // namespace
+
 SqliteDb open_records_store(const std::string& path, bool read_only) {
   std::error_code ec;
   auto status = std::filesystem::status(path, ec);
@@ -149,24 +156,36 @@ SqliteDb open_records_store(const std::string& path, bool read_only) {
     throw UserError(UserErrorKind::kNotFound, path, "no such records database",
                     "check the path, or create it with `kiln tune MODEL.onnx --records " + path + "`");
   if (!exists) require_parent_folder(path);
-  try {
-    SqliteDb db = SqliteDb::open(path, read_only, /*create=*/true);
-    // The first read of the header: SQLITE_NOTADB here for a file that is not SQLite at all.
-    int64_t tables = db.query_int64("SELECT count(*) FROM sqlite_master");
-    if (tables == 0 && read_only) throw_not_ours(path, "the file holds no tables (an empty file?)");
-    if (tables != 0) validate(db, path);  // before any write: a refused file is never modified
-    if (!read_only) db.exec("PRAGMA journal_mode = WAL");
-    if (tables != 0 && !read_only) migrate_if_old(db);
-    if (tables == 0) {
-      create_schema_if_empty(db);
-      validate(db, path);  // ours, or what a concurrent opener created
+  // Opening takes locks for which SQLite does not always wait (a journal-mode switch racing
+  // another process's open or close, two openers creating the schema): SQLITE_BUSY then comes at
+  // once. Such an open is tried again for up to 10 s, like the busy timeout of every other access.
+  for (int attempt = 0;; ++attempt) {
+    try {
+      return open_records_store_once(path, read_only);
+    } catch (const SqliteError& e) {
+      if (!e.is(SqliteCode::kBusy) || attempt >= 500) throw_records_error(path, e);
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
-    if (!read_only) db.exec("PRAGMA synchronous = FULL");
-    return db;
-  } catch (const SqliteError& e) {
-    throw_records_error(path, e);
   }
 }
+
+namespace {
+SqliteDb open_records_store_once(const std::string& path, bool read_only) {
+  SqliteDb db = SqliteDb::open(path, read_only, /*create=*/true);
+  // The first read of the header: SQLITE_NOTADB here for a file that is not SQLite at all.
+  int64_t tables = db.query_int64("SELECT count(*) FROM sqlite_master");
+  if (tables == 0 && read_only) throw_not_ours(path, "the file holds no tables (an empty file?)");
+  if (tables != 0) validate(db, path);  // before any write: a refused file is never modified
+  if (!read_only) db.exec("PRAGMA journal_mode = WAL");
+  if (tables != 0 && !read_only) migrate_if_old(db);
+  if (tables == 0) {
+    create_schema_if_empty(db);
+    validate(db, path);  // ours, or what a concurrent opener created
+  }
+  if (!read_only) db.exec("PRAGMA synchronous = FULL");
+  return db;
+}
+}  // namespace
 
 void settle_records_store(SqliteDb& db) noexcept {
   try {

@@ -25,6 +25,7 @@ namespace kiln::tune {
 // Primary SQLite result codes the records layer tells apart (values of SQLITE_*).
 enum class SqliteCode : int {
   kOther = -1,
+  kBusy = 5,       // SQLITE_BUSY
   kCorrupt = 11,   // SQLITE_CORRUPT
   kCantOpen = 14,  // SQLITE_CANTOPEN
   kNotADb = 26,    // SQLITE_NOTADB
