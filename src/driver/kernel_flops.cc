@@ -66,6 +66,7 @@ class FlopCounter : public IRVisitor {
   // The byte dot product: 4 u8 x s8 multiply-adds per i32 lane, 8 int8 ops; the 16-bit one
   // (int8 Winograd's product): 2 multiply-adds, 4 ops.
   void visit(const Call* op) override {
+    if (op->op == CallOp::kPrefetch) return;  // a cache hint: no arithmetic, no bytes read
     if (is_dot_op(op->op)) {
       int8_ops += scale_ * (op->op == CallOp::kDot2S16 ? 4 : 8) * op->type.lanes;
     } else {

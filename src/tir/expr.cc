@@ -172,6 +172,7 @@ const char* call_op_name(CallOp op) {
     case CallOp::kDot4U8S8: return "dot4_u8s8";
     case CallOp::kDot4U8S8Narrow: return "dot4_u8s8_narrow";
     case CallOp::kDot2S16: return "dot2_s16";
+    case CallOp::kPrefetch: return "prefetch";
   }
   return "?";
 }
@@ -213,7 +214,10 @@ Expr Call::make(CallOp op, std::vector<Expr> args) {
     KILN_ICHECK(a.defined()) << call_op_name(op) << " with an undefined argument";
     KILN_ICHECK(a.type() == args[0].type()) << call_op_name(op) << " with arguments of different types";
   }
-  if (is_dot_op(op)) {
+  if (op == CallOp::kPrefetch) {
+    KILN_ICHECK(args[0].as<TensorLoad>() != nullptr || (args[0].as<Load>() != nullptr && args[0].type().is_scalar()))
+        << "prefetch of " << args[0].type().to_string() << " that is not a scalar element access";
+  } else if (is_dot_op(op)) {
     KILN_ICHECK(args[0].type().dtype == DType::kI32) << call_op_name(op) << " of type " << args[0].type().to_string() << " (needs i32 lanes of packed bytes or halves)";
   } else if (is_bit_op(op)) {
     KILN_ICHECK(args[0].type().is_int_or_uint()) << call_op_name(op) << " of non-integer type " << args[0].type().to_string();

@@ -277,6 +277,17 @@ Stage& Stage::vectorize(const IterVar& iv) { return set_kind(iv, ForKind::kVecto
 Stage& Stage::unroll(const IterVar& iv) { return set_kind(iv, ForKind::kUnrolled, "unroll"); }
 Stage& Stage::parallel(const IterVar& iv) { return set_kind(iv, ForKind::kParallel, "parallel"); }
 
+Stage& Stage::prefetch(const Tensor& tensor, const IterVar& axis, int64_t offset) {
+  check_leaf(axis, "prefetch");
+  if (offset == 0) fail(node_, "prefetch of '" + tensor.name() + "' with offset 0", "prefetch at least one iteration ahead");
+  if (!reads_transitively(*sched_, node_->body, tensor.get())) {
+    fail(node_, "prefetch of '" + tensor.name() + "', which the stage does not read", "prefetch a tensor the stage reads");
+  }
+  node_->prefetches.push_back({tensor, axis, offset});
+  sched_->record("prefetch(" + name() + ", " + tensor.name() + ", " + axis.var().name() + ", offset=" + std::to_string(offset) + ")");
+  return *this;
+}
+
 Stage& Stage::compute_at(const Stage& consumer, const IterVar& axis) {
   if (node_->is_output) fail(node_, "compute_at of an output", "outputs are computed at the root");
   if (consumer.node_ == node_) fail(node_, "compute_at itself");

@@ -185,6 +185,7 @@ class NestBuilder {
     }
 
     const int n = static_cast<int>(st->leaf.size());
+    const std::vector<std::vector<Stmt>> prefetch = prefetch_stmts(st, body, sub);
     Stmt s = main;
     for (int d = n - 1; d >= -1; --d) {
       for (const Guard& g : guards) {
@@ -192,6 +193,11 @@ class NestBuilder {
       }
       if (d < 0) break;
       s = attach_stages(st, d, body, sub, ext, s);
+      if (!prefetch[d].empty()) {
+        std::vector<Stmt> seq = prefetch[d];
+        seq.push_back(s);
+        s = Block::make(seq);
+      }
       const IterVar& l = st->leaf[d];
       s = For::make(l.var(), make_int(0), make_int(ext.at(l.get())), st->kind_of(l), s);
       if (init.defined() && !interleaved && d == first_reduce) s = Block::make({init, s});
@@ -210,6 +216,37 @@ class NestBuilder {
       s = Block::make({is, s});
     }
     return s;
+  }
+
+  // The prefetch hints of `st` (Stage::prefetch) per leaf depth: for each element of the tensor
+  // that the (inlined) body reads, Evaluate(prefetch(tensor[index])) with the index at the leaf
+  // `axis` + offset and the leaves inside it at 0; identical accesses once.
+  std::vector<std::vector<Stmt>> prefetch_stmts(const StageNode* st, const Expr& body,
+                                                const std::vector<std::pair<const Variable*, Expr>>& sub) const {
+    std::vector<std::vector<Stmt>> at(st->leaf.size());
+    const Expr src = body.as<Reduce>() ? body.as<Reduce>()->source : body;
+    for (const PrefetchSpec& pf : st->prefetches) {
+      const int d = leaf_position(st, pf.axis);
+      std::vector<std::pair<const Variable*, Expr>> shift = {{st->leaf[d].var().node(), st->leaf[d].var() + make_int(pf.offset)}};
+      for (size_t k = d + 1; k < st->leaf.size(); ++k) shift.push_back({st->leaf[k].var().node(), make_int(0)});
+      std::vector<std::vector<Expr>> seen;
+      for (const auto& idx : reads_of(src, pf.tensor.get())) {
+        std::vector<Expr> a;
+        for (const Expr& i : idx) a.push_back(simplify(substitute(substitute(i, sub), shift)));
+        const bool dup = std::any_of(seen.begin(), seen.end(), [&](const std::vector<Expr>& b) {
+          return std::equal(a.begin(), a.end(), b.begin(), [](const Expr& x, const Expr& y) { return equal(x, y); });
+        });
+        if (dup) continue;
+        seen.push_back(a);
+        at[d].push_back(Evaluate::make(Call::make(CallOp::kPrefetch, {TensorLoad::make(pf.tensor, a)})));
+      }
+      if (seen.empty()) {
+        throw UserError(UserErrorKind::kInvalidArgument, "stage '" + st->op.name() + "'",
+                        "prefetches '" + pf.tensor.name() + "', which its own loops do not read (it is read by a stage it reads)",
+                        "prefetch in the stage whose body reads the tensor");
+      }
+    }
+    return at;
   }
 
   // Wraps `inner` (the body of leaf loop `d` of `consumer`) with the stages attached there.
@@ -356,7 +393,8 @@ class NestBuilder {
     return region;
   }
 
-  static std::vector<std::vector<Expr>> reads_of(const Expr& body, const StageNode* p) {
+  static std::vector<std::vector<Expr>> reads_of(const Expr& body, const StageNode* p) { return reads_of(body, p->op.get()); }
+  static std::vector<std::vector<Expr>> reads_of(const Expr& body, const OperationNode* target) {
     struct Collect : IRVisitor {
       const OperationNode* target;
       std::vector<std::vector<Expr>> accesses;
@@ -365,7 +403,7 @@ class NestBuilder {
         IRVisitor::visit(op);
       }
     } c;
-    c.target = p->op.get();
+    c.target = target;
     c.visit_expr(body);
     return c.accesses;
   }

@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "kiln/support/error.h"
+#include "kiln/tir/ir_visitor.h"
 #include "kiln/tir/schedule.h"
 
 namespace kiln::tir {
@@ -109,6 +110,26 @@ void Schedule::apply(std::string_view step) {
     if (prim == "vectorize") st.vectorize(iv);
     if (prim == "unroll") st.unroll(iv);
     if (prim == "parallel") st.parallel(iv);
+  } else if (prim == "prefetch") {
+    want(4);
+    if (args[3].rfind("offset=", 0) != 0) parse_error(step, "expected offset=N");
+    struct Reads : IRVisitor {
+      std::vector<Tensor> tensors;
+      void visit(const TensorLoad* l) override {
+        tensors.push_back(Tensor(l->op));
+        IRVisitor::visit(l);
+      }
+    } reads;
+    reads.visit_expr(st.node()->body);
+    Tensor tensor;
+    for (const Tensor& t : reads.tensors) {
+      if (t.name() == args[1]) tensor = t;
+    }
+    if (!tensor.defined()) {
+      throw UserError(UserErrorKind::kNotFound, "schedule step '" + std::string(step) + "'",
+                      "stage '" + st.name() + "' reads no tensor named '" + args[1] + "'", "");
+    }
+    st.prefetch(tensor, find_axis(st, args[2], step), parse_int(step, args[3].substr(7)));
   } else if (prim == "compute_at") {
     want(3);
     Stage consumer = stage(args[1]);

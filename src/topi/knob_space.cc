@@ -103,6 +103,7 @@ KnobSpace knob_space(const ComputeResult& result, const codegen::Target& target)
       add(space, def, "tile_oh", flat ? std::vector<int64_t>{1} : range(1, std::min<int64_t>(oh, 8)));
       add(space, def, "tile_ow", range(1, std::min<int64_t>(ow, 28)));
       add(space, def, "rows_outer", {0, 1}, 0);
+      add(space, def, "prefetch", {0, 1}, 0);
       space.tile_knobs = {"oc_tile", "tile_oh", "tile_ow"};
       space.tile_scale = std::max<int64_t>(1, ob / std::max(1, hints.vector_lanes_f32));
       space.max_tile = regs;
@@ -129,6 +130,7 @@ KnobSpace knob_space(const ComputeResult& result, const codegen::Target& target)
       const int64_t mb = a.shape()[2], tiles = a.shape()[3], ob = a.shape()[4];
       add(space, def, "tile_p", range(1, std::min<int64_t>(tiles, 16)));
       add(space, def, "tile_mb", divisors(mb, 4));
+      add(space, def, "prefetch", {0, 1}, 0);
       space.tile_knobs = {"tile_p", "tile_mb"};
       space.tile_scale = std::max<int64_t>(1, ob / std::max(1, hints.vector_lanes_f32));
       space.max_tile = regs - 2;

@@ -3,6 +3,7 @@
 #include "kiln/topi/schedule.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <sstream>
 
 #include "kiln/support/error.h"
@@ -327,6 +328,7 @@ Knobs default_knobs(const ComputeResult& result, const codegen::Target& target) 
       // Flat pixels (small images): one chunk's weights stay cached while all pixels pass.
       const bool rows_outer = !flat && weight_elems * 4 <= (4 << 20) && oh % tile.tile_oh == 0;
       k.set("rows_outer", rows_outer ? 1 : 0);
+      k.set("prefetch", 0);
       break;
     }
     case ScheduleKind::kConv2dWinograd:
@@ -371,7 +373,7 @@ Knobs default_knobs(const ComputeResult& result, const codegen::Target& target) 
 
 void apply_schedule(tir::Schedule& s, const ComputeResult& result, const Knobs& knobs) {
   for (const auto& [name, value] : knobs.values()) {
-    if (value < 0 || (value == 0 && name != "rows_outer" && name != "panel_outer" && name != "unroll_taps")) {
+    if (value < 0 || (value == 0 && name != "rows_outer" && name != "panel_outer" && name != "unroll_taps" && name != "prefetch")) {
       throw UserError(UserErrorKind::kInvalidArgument, "schedule knob '" + name + "'",
                       "is " + std::to_string(value) + ", expected a positive value", "");
     }

@@ -198,6 +198,17 @@ void schedule_conv2d_nchwc(tir::Schedule& s, const ComputeResult& r, const Knobs
   sl.reorder(order);
   for (int i = 1; i + 1 < rank; ++i) sl.unroll(sl.axis(i));
   if (ob > 1) sl.vectorize(sl.axis(rank - 1));
+  // prefetch=1: the packed weights w[mo, rco, rh, rw, rci, o] of the next channel tile follow
+  // this tile's in memory; each step of the innermost reduction (rci) prefetches the line one
+  // tile's panel (oc_tile x the whole reduction) ahead, so the next tile's first pass over its
+  // weights does not wait on memory (the weights of a model's late layers come from DRAM).
+  if (k.has("prefetch") && k.get("prefetch") != 0) {
+    int64_t panel = oc_tile;
+    for (int i = 0; i < 4; ++i) panel *= extent_of(sl.reduce_axis(i));
+    for (const tir::Tensor& in : a->inputs()) {
+      if (in.ndim() == 6) sl.prefetch(in, sl.reduce_axis(3), panel);  // the packed weights
+    }
+  }
   schedule_rest(s, r, k, handled);
 }
 

@@ -4,6 +4,9 @@
 //                    blocks of ob lanes, accumulated over C in registers (cache_write);
 //                    tile_p * tile_mb * ob / lanes accumulators, leaving 4 vector registers for
 //                    the weight vectors and the broadcast input;
+//   prefetch         1: the product prefetches the next output-channel chunk's transformed weights
+//                    (one cache line per channel step, a whole panel ahead) while it multiplies
+//                    the current one, so their first pass does not wait on memory; 0: none;
 //   wino_tile, ic_block  m and the input's channel block (layout: fixed by the op and its input).
 // Stages:
 //   input    (tile, channel block) parallel, the zero-padded window read through read_or, the a x a points unrolled (folding the per-point
@@ -42,6 +45,7 @@ void winograd_default_knobs(const ComputeResult& r, const LayoutHints& hints, Kn
   }
   k.set("tile_p", tile_p);
   k.set("tile_mb", tile_mb);
+  k.set("prefetch", 1);
 }
 
 void schedule_conv2d_winograd(tir::Schedule& s, const ComputeResult& r, const Knobs& k) {
@@ -85,6 +89,13 @@ void schedule_conv2d_winograd(tir::Schedule& s, const ComputeResult& r, const Kn
     sl.unroll(sl.axis(3));
     sl.unroll(sl.axis(2));
     if (ob > 1) sl.vectorize(sl.axis(4));
+    // The weight panel u[e, nu, mo, :, :] of the next chunk follows this one in memory: prefetched
+    // one panel (the channel extent) ahead along the channel loop.
+    if (!k.has("prefetch") || k.get("prefetch") != 0) {  // records made before the knob: on
+      for (const tir::Tensor& in : mt->inputs()) {
+        if (!in.same_as(v)) sl.prefetch(in, sl.reduce_axis(0), extent_of(sl.reduce_axis(0)));
+      }
+    }
   }
 
   // Outputs of the group (same shape as the output transform): tiled by m, positions unrolled.

@@ -12,6 +12,8 @@
 #include "kiln/driver/kernel_flops.h"
 #include "kiln/ir/op.h"
 #include "kiln/runtime/kiln_runtime.hpp"
+#include "kiln/tir/lower.h"
+#include "kiln/tir/schedule.h"
 
 namespace kiln::driver {
 namespace {
@@ -37,6 +39,15 @@ TEST(KernelFlops, IntrinsicsCountOncePerLaneAndIndexMathNotAtAll) {
     return Call::make(CallOp::kFma, {in[0], in[1], in[2]});
   });
   EXPECT_EQ(count_kernel_flops(g).flops, 128u);
+}
+
+TEST(KernelFlops, PrefetchHintsCountNothing) {
+  Tensor a = placeholder({8, 16}, DType::kF32, "A"), b = placeholder({16, 8}, DType::kF32, "B");
+  IterVar k = reduce_axis(16, "k");
+  Tensor c = compute({8, 8}, [&](const std::vector<Var>& i) { return sum(a(i[0], k) * b(k, i[1]), {k}); }, "C");
+  Schedule s({c});
+  s[c].prefetch(b, k, 16);
+  EXPECT_EQ(count_kernel_flops(lower(s, {a, b, c}, "mm_prefetch")).flops, 2u * 8 * 8 * 16);
 }
 
 TEST(KernelFlops, IfCountsTheLargerBranchAndSymbolicLoopsAreALowerBound) {

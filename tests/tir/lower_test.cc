@@ -244,6 +244,39 @@ TEST(LowerTest, MatmulRegisterBlockingWithCacheWrite) {
   EXPECT_EQ(s.to_string(), "cache_write(C, stack) -> C.local\n");
 }
 
+// Stage::prefetch: the hint sits at the top of the named loop, the loops inside it at 0 and the
+// axis shifted by the offset (here the whole reduction ahead: past the end of B, which a prefetch
+// may reach; the interpreter ignores it); the values are unchanged, the step replays, and misuse
+// is refused.
+TEST(LowerTest, PrefetchHintsTheNextPanelAtTheTopOfItsLoop) {
+  Matmul mm(6, 16, 10);
+  Schedule s({mm.c});
+  Tensor cl = s.cache_write(mm.c);
+  Stage sc = s[mm.c];
+  auto [jo, ji] = sc.split(sc.axis(1), 8);
+  sc.reorder({jo, sc.axis(0), ji});
+  Stage sl = s[cl];
+  sl.compute_at(sc, sc.axis(0));
+  sl.reorder({sl.reduce_axis(0), sl.axis(0), sl.axis(1)});
+  sl.prefetch(mm.b, sl.reduce_axis(0), 10);
+  const std::string text = to_string(mm.check(s));  // interpreted: C = A B exactly as without
+  EXPECT_TRUE(contains(text, "for (k, 0, 10) {\n          prefetch(B[k * 16 + j.outer * 8 + 160])\n")) << text;
+  EXPECT_TRUE(contains(s.to_string(), "prefetch(C.local, B, k, offset=10)\n")) << s.to_string();
+
+  Schedule replay({mm.c});
+  for (const std::string& step : s.steps()) replay.apply(step);
+  EXPECT_EQ(replay.to_string(), s.to_string());
+  EXPECT_EQ(to_string(lower(replay, {mm.a, mm.b, mm.c}, "matmul")), text);
+
+  Schedule bad({mm.c});
+  Tensor bl = bad.cache_write(mm.c);
+  EXPECT_THROW(bad[bl].prefetch(mm.b, bad[bl].reduce_axis(0), 0), UserError);          // offset 0
+  EXPECT_THROW(bad[bl].prefetch(mm.c, bad[bl].reduce_axis(0), 1), UserError);          // not read
+  EXPECT_THROW(bad[bl].prefetch(mm.b, bad[mm.c].axis(0), 1), UserError);                // another stage's axis
+  EXPECT_THROW(bad.apply("prefetch(C.local, X, k, offset=1)"), UserError);              // unknown tensor
+  EXPECT_THROW(bad.apply("prefetch(C.local, B, k, 4)"), UserError);                      // malformed
+}
+
 TEST(LowerTest, ComputeInlineSubstitutesTheProducer) {
   Tensor a = placeholder({13}, DType::kF32, "A");
   Tensor b = compute({13}, [&](const std::vector<Var>& i) { return a(i[0]) + 1.0f; }, "B", {"i"});

@@ -1,7 +1,8 @@
 // The Winograd kernels (src/topi/conv2d_winograd.cc, schedule_winograd.cc), JIT-compiled for the
 // host, against the ops' double references:
 //   - conv2d_winograd_nchwc at odd sizes (tiles sticking out of the output, pads 0/1/asymmetric,
-//     bias or not, both tiles, default and non-default knobs incl. a tile_p that leaves a tail);
+//     bias or not, both tiles, default and non-default knobs incl. a tile_p that leaves a tail,
+//     with and without the prefetch of the next weight panel);
 //   - winograd_weight_transform's kernel (the non-constant-weight path);
 //   - accuracy on ResNet-50-sized layers: the compiled F(m x m, 3 x 3) kernel vs conv2d_nchwc's
 //     double-accumulated reference on the original weights (the error a model sees).
@@ -50,6 +51,7 @@ TEST(TopiWinograd, NonDefaultKnobs) {
   for (auto [tp, tm] : {std::pair<int64_t, int64_t>{5, 1}, {3, 2}, {16, 4}, {1, 1}}) {
     Knobs k;
     k.set("vector", 8).set("parallel_min", 16384).set("wino_tile", 4).set("ic_block", 8).set("tile_p", tp).set("tile_mb", tm);
+    k.set("prefetch", tm % 2);  // with and without the weight-panel prefetch
     c.knobs = k;
     EXPECT_EQ(check_op(c), 0) << "tile_p " << tp << " tile_mb " << tm;
   }

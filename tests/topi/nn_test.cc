@@ -54,7 +54,7 @@ TEST(TopiConv2d, OtherKnobValues) {
       default_knobs(compute_op("conv2d", {x, w}, a, layout_hints(codegen::host_target())), codegen::host_target());
   for (const auto& [tile, rows_outer] : std::vector<std::pair<int64_t, int64_t>>{{4, 0}, {13, 1}, {5, 0}}) {
     Knobs k = defaults;
-    k.set("tile_ow", tile).set("rows_outer", rows_outer);
+    k.set("tile_ow", tile).set("rows_outer", rows_outer).set("prefetch", tile == 5 ? 0 : 1);  // prefetch: a hint only
     check_op({"conv2d", in, a, {}, sum_tol(16 * 9), k});
   }
   tir::Tensor ma = tir::placeholder({13, 20}, DType::kF32, "a"), mb = tir::placeholder({20, 37}, DType::kF32, "b");

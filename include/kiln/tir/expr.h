@@ -191,10 +191,15 @@ struct Cast : public ExprNode {
 // (only -32768 * -32768 twice wraps); codegen lowers `acc + dot2` to vpdpwssd (AVX-VNNI /
 // AVX-512 VNNI), vpmaddwd + vpaddd (AVX2, AVX-512) or widening multiplies (the int8 Winograd
 // kernel's product of 16-bit transformed values, src/topi/int8_winograd.cc).
+// kPrefetch(load): a cache hint, used as a statement (Evaluate) only: brings the cache line that
+// holds the element `load` (a TensorLoad, or a scalar Load after storage flattening) reads into
+// the cache. The element is never read: its index may lie outside the buffer (a prefetch never
+// faults), and the call's value (zero, the load's type) means nothing. Placed by the schedule
+// primitive Stage::prefetch; codegen emits llvm.prefetch, the interpreter does nothing.
 enum class CallOp : uint8_t {
   kExp, kLog, kSqrt, kRsqrt, kTanh, kErf, kSigmoid, kPow, kFabs, kFloor, kCeil, kRound, kSin,
   kCos, kFma, kBitAnd, kBitOr, kBitXor, kBitNot, kShiftLeft, kShiftRight, kDot4U8S8, kDot4U8S8Narrow,
-  kDot2S16
+  kDot2S16, kPrefetch
 };
 // True for the integer bit operations above (kBitAnd ... kShiftRight).
 bool is_bit_op(CallOp op);

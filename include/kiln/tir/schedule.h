@@ -42,6 +42,15 @@ struct IterRelation {
 
 enum class AttachKind : uint8_t { kRoot, kInline, kAt };
 
+// A software prefetch (Stage::prefetch): at the top of each iteration of leaf `axis`, the cache
+// line of every element of `tensor` the stage reads is prefetched as it would be `offset`
+// iterations of `axis` later (the leaves inside `axis` at their first iteration).
+struct PrefetchSpec {
+  Tensor tensor;
+  IterVar axis;
+  int64_t offset = 0;
+};
+
 class Schedule;
 
 struct StageNode {
@@ -57,6 +66,7 @@ struct StageNode {
   IterVar attach_axis;
   bool is_output = false;
   MemoryScope scope = MemoryScope::kHeap;  // storage of an intermediate
+  std::vector<PrefetchSpec> prefetches;
   ForKind kind_of(const IterVar& iv) const;
 };
 
@@ -86,6 +96,13 @@ class Stage {
   Stage& vectorize(const IterVar& iv);
   Stage& unroll(const IterVar& iv);
   Stage& parallel(const IterVar& iv);
+  // Software prefetch (TVM's prefetch): each iteration of leaf `axis` first prefetches the cache
+  // lines of `tensor` (read by this stage's body) that the iteration `offset` steps later reads,
+  // the loops inside `axis` at their first iteration. The address is not bounds-checked (a
+  // prefetch never faults and never changes a value), so an offset may reach past the axis's
+  // extent into the data the enclosing loops read next: e.g. a weight panel prefetched one whole
+  // panel ahead (offset = the axis's extent) while the current one is multiplied.
+  Stage& prefetch(const Tensor& tensor, const IterVar& axis, int64_t offset);
   // Computes this stage inside loop `axis` of `consumer`, for the region the consumer's loops
   // inside `axis` need.
   Stage& compute_at(const Stage& consumer, const IterVar& axis);

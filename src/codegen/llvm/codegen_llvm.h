@@ -82,6 +82,9 @@ class CodeGenLLVM {
   llvm::Value* emit_floor_divmod(const tir::Expr& e);
   llvm::Value* emit_cast(const tir::Cast* op);
   llvm::Value* emit_call(const tir::Call* op);
+  // CallOp::kPrefetch: llvm.prefetch (read, high locality, data) of the element's address; the
+  // address is formed without `inbounds` since the element may lie outside the buffer.
+  llvm::Value* emit_prefetch(const tir::Call* op);
   llvm::Value* emit_math(tir::CallOp op, const std::vector<llvm::Value*>& args, const tir::Type& t);
   llvm::Value* emit_bit_op(tir::CallOp op, const std::vector<llvm::Value*>& args, const tir::Type& t);
   // acc + a byte dot product (codegen_llvm_dot.cc); acc may be null (zero).

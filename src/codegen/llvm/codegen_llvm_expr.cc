@@ -288,6 +288,16 @@ llvm::Value* CodeGenLLVM::element_address(const tir::Buffer& b, const Expr& inde
   return builder_.CreateInBoundsGEP(elem, base, to_i64(builder_, emit_expr(index), it));
 }
 
+llvm::Value* CodeGenLLVM::emit_prefetch(const Call* op) {
+  const auto* load = op->args[0].as<Load>();
+  KILN_ICHECK(load != nullptr && load->index.type().is_scalar()) << "prefetch of an expression that is not a scalar Load";
+  llvm::Value* at = builder_.CreateGEP(storage_type(load->buffer->dtype), buffer_pointer(load->buffer),
+                                       to_i64(builder_, emit_expr(load->index), load->index.type()));
+  llvm::Function* fn = llvm::Intrinsic::getDeclaration(&llmod_, llvm::Intrinsic::prefetch, {at->getType()});
+  builder_.CreateCall(fn, {at, builder_.getInt32(0), builder_.getInt32(3), builder_.getInt32(1)});
+  return llvm::Constant::getNullValue(llvm_type(op->type));
+}
+
 llvm::Value* CodeGenLLVM::strided_first_address(const tir::Buffer& b, const Expr& index) {
   const Ramp* ramp = index.as<Ramp>();
   if (ramp == nullptr || ramp->lanes <= 1) return nullptr;

@@ -222,6 +222,7 @@ llvm::Value* CodeGenLLVM::emit_bit_op(CallOp op, const std::vector<llvm::Value*>
 }
 
 llvm::Value* CodeGenLLVM::emit_call(const Call* op) {
+  if (op->op == CallOp::kPrefetch) return emit_prefetch(op);
   if (is_dot_op(op->op)) return emit_dot(op, nullptr);
   std::vector<llvm::Value*> args;
   for (const Expr& arg : op->args) args.push_back(emit_expr(arg));
