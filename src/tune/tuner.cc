@@ -250,8 +250,10 @@ TuneReport tune_tasks(const std::vector<TuningTask>& tasks, const codegen::Targe
 
   // Against the winner's curse on a noisy machine: a default, and a candidate that would beat the
   // task's best, is measured once more (a second batch, so at another moment of the machine's
-  // load) and its result becomes the median of all its timed runs; failing the second time fails
-  // it. Outputs stay those of the first measurement. The default is re-timed in every such batch
+  // load): a default keeps the faster of its two measurements, a candidate the slower (it must
+  // beat the task's best in both moments, not ride a burst that slowed the others in one);
+  // failing the second time fails it. Outputs stay those of the first measurement. Every timed
+  // run of both is kept in the record. The default is re-timed in every such batch
   // of candidates (job id "default-again-N"): a candidate is compared with the default measured at
   // the same moment, so a default first timed in one of the machine's slow moments does not make
   // every candidate look faster than it is (paired timing; the default keeps its fastest time).
@@ -283,13 +285,8 @@ TuneReport tune_tasks(const std::vector<TuningTask>& tasks, const codegen::Targe
         m.error = "second measurement: " + second[i].error;
         continue;
       }
-      std::vector<double> runs = m.runs;
-      runs.insert(runs.end(), second[i].runs.begin(), second[i].runs.end());
-      if (runs.empty()) continue;
-      std::sort(runs.begin(), runs.end());
-      const size_t n = runs.size();
-      m.seconds = n % 2 == 1 ? runs[n / 2] : 0.5 * (runs[n / 2 - 1] + runs[n / 2]);
-      m.runs = runs;
+      m.seconds = is_default ? std::min(m.seconds, second[i].seconds) : std::max(m.seconds, second[i].seconds);
+      m.runs.insert(m.runs.end(), second[i].runs.begin(), second[i].runs.end());
     }
   };
 
