@@ -41,15 +41,7 @@ bool reads(const Expr& body, const OperationNode* op) {
 // stage body in `sched` (after cache_write a stage reads its ".local" copy, not its old inputs).
 bool reads_transitively(const Schedule& sched, const Expr& body, const OperationNode* op) {
   if (reads(body, op)) return true;
-  struct Inputs : IRVisitor {
-    std::vector<Tensor> tensors;
-    void visit(const TensorLoad* l) override {
-      tensors.push_back(Tensor(l->op));
-      IRVisitor::visit(l);
-    }
-  } in;
-  in.visit_expr(body);
-  for (const Tensor& t : in.tensors) {
+  for (const Tensor& t : tensors_read(body)) {
     if (t->kind != OpKind::kCompute) continue;
     const StageNode* st = sched.find(t.get());
     if (reads_transitively(sched, st ? st->body : t->body, op)) return true;

@@ -2,7 +2,6 @@
 #include <algorithm>
 
 #include "kiln/support/error.h"
-#include "kiln/tir/ir_visitor.h"
 #include "kiln/tir/schedule.h"
 
 namespace kiln::tir {
@@ -113,16 +112,8 @@ void Schedule::apply(std::string_view step) {
   } else if (prim == "prefetch") {
     want(4);
     if (args[3].rfind("offset=", 0) != 0) parse_error(step, "expected offset=N");
-    struct Reads : IRVisitor {
-      std::vector<Tensor> tensors;
-      void visit(const TensorLoad* l) override {
-        tensors.push_back(Tensor(l->op));
-        IRVisitor::visit(l);
-      }
-    } reads;
-    reads.visit_expr(st.node()->body);
     Tensor tensor;
-    for (const Tensor& t : reads.tensors) {
+    for (const Tensor& t : tensors_read(st.node()->body)) {
       if (t.name() == args[1]) tensor = t;
     }
     if (!tensor.defined()) {

@@ -11,7 +11,9 @@ std::vector<IterVar> OperationNode::reduce_axis() const {
   return {};
 }
 
-std::vector<Tensor> OperationNode::inputs() const {
+std::vector<Tensor> OperationNode::inputs() const { return tensors_read(body); }
+
+std::vector<Tensor> tensors_read(const Expr& e) {
   struct Collect : IRVisitor {
     std::vector<Tensor> out;
     void visit(const TensorLoad* op) override {
@@ -21,7 +23,7 @@ std::vector<Tensor> OperationNode::inputs() const {
       IRVisitor::visit(op);
     }
   } c;
-  c.visit_expr(body);
+  if (e.defined()) c.visit_expr(e);
   return c.out;
 }
 

@@ -60,6 +60,9 @@ class Tensor : public Ref<OperationNode> {
   bool operator==(const Tensor& o) const { return same_as(o); }
 };
 
+// The tensors that `e` reads (its TensorLoads), each once, in first-use order.
+std::vector<Tensor> tensors_read(const Expr& e);
+
 // A kernel input. Throws UserError on a negative dimension or an empty name.
 Tensor placeholder(std::vector<int64_t> shape, DType dtype, std::string name);
 
