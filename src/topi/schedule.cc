@@ -3,7 +3,6 @@
 #include "kiln/topi/schedule.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <sstream>
 
 #include "kiln/support/error.h"
