@@ -227,6 +227,15 @@ class NestBuilder {
     const Expr src = body.as<Reduce>() ? body.as<Reduce>()->source : body;
     for (const PrefetchSpec& pf : st->prefetches) {
       const int d = leaf_position(st, pf.axis);
+      for (int k = 0; k <= d; ++k) {
+        if (st->kind_of(st->leaf[k]) == ForKind::kVectorized) {
+          throw UserError(UserErrorKind::kInvalidArgument, "stage '" + st->op.name() + "'",
+                          "prefetches '" + pf.tensor.name() + "' inside loop '" + pf.axis.var().name() +
+                              "', which is (or lies in) the vectorized loop '" + st->leaf[k].var().name() +
+                              "': a prefetch is one scalar address",
+                          "prefetch at a loop outside the vectorized one");
+        }
+      }
       std::vector<std::pair<const Variable*, Expr>> shift = {{st->leaf[d].var().node(), st->leaf[d].var() + make_int(pf.offset)}};
       for (size_t k = d + 1; k < st->leaf.size(); ++k) shift.push_back({st->leaf[k].var().node(), make_int(0)});
       std::vector<std::vector<Expr>> seen;

@@ -275,6 +275,11 @@ TEST(LowerTest, PrefetchHintsTheNextPanelAtTheTopOfItsLoop) {
   EXPECT_THROW(bad[bl].prefetch(mm.b, bad[mm.c].axis(0), 1), UserError);                // another stage's axis
   EXPECT_THROW(bad.apply("prefetch(C.local, X, k, offset=1)"), UserError);              // unknown tensor
   EXPECT_THROW(bad.apply("prefetch(C.local, B, k, 4)"), UserError);                      // malformed
+  Schedule vec({mm.c});
+  vec[mm.c].reorder({vec[mm.c].axis(0), mm.rk, vec[mm.c].axis(1)});
+  vec[mm.c].vectorize(vec[mm.c].axis(1));
+  vec[mm.c].prefetch(mm.b, vec[mm.c].axis(1), 1);
+  EXPECT_THROW(lower(vec, {mm.a, mm.b, mm.c}, "matmul"), UserError);                   // inside a vectorized loop
 }
 
 TEST(LowerTest, ComputeInlineSubstitutesTheProducer) {
