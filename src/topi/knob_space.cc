@@ -104,6 +104,16 @@ KnobSpace knob_space(const ComputeResult& result, const codegen::Target& target)
       add(space, def, "tile_ow", range(1, std::min<int64_t>(ow, 28)));
       add(space, def, "rows_outer", {0, 1}, 0);
       add(space, def, "prefetch", {0, 1}, 0);
+      // K-blocking (0: off) where the default channel tile's output fits the stack accumulator;
+      // chunks that divide the reduction's channel blocks.
+      const ConvChunkShape chunk = conv2d_chunk_shape(a, def.get("oc_tile"));
+      std::vector<int64_t> chunks = {0};
+      if (chunk.accumulator_bytes <= (16 << 10)) {
+        for (int64_t d : divisors(chunk.in_blocks, 16)) {
+          if (d < chunk.in_blocks) chunks.push_back(d);
+        }
+      }
+      add(space, def, "k_chunk", chunks, 0);
       space.tile_knobs = {"oc_tile", "tile_oh", "tile_ow"};
       space.tile_scale = std::max<int64_t>(1, ob / std::max(1, hints.vector_lanes_f32));
       space.max_tile = regs;

@@ -159,23 +159,48 @@ void schedule_conv2d_nchwc(tir::Schedule& s, const ComputeResult& r, const Knobs
   const bool o_flat = o.ndim() == 4;  // the anchor itself, flat
   const IterVar oc = so.axis(1), lanes = so.axis(o_flat ? 3 : 4);
   auto [oco, oci] = so.split(oc, oc_tile);
-  const bool rows_outer = k.get("rows_outer") != 0;
+  // k_chunk > 0 (K-blocking): the reduction's input-channel blocks (rco) in chunks of k_chunk,
+  // the chunk loop outside the register tiles. Every tile of the channel tile then accumulates
+  // one chunk before the next chunk starts, into an accumulator of the channel tile's whole
+  // output (oc_tile x pixels x ob, on the stack), so the chunk's weights (oc_tile x k_chunk x
+  // kh x kw x icb) and input channels stay cached while all the tiles pass, instead of every tile
+  // streaming the whole weight panel and its input from L2/L3 (a 3x3 512-channel conv on 7x7:
+  // a 295 KiB panel per output block beside a 512 KiB padded input, over a 512 KiB L2). The
+  // register tile loads and stores its accumulators once per chunk.
+  const int64_t rco_extent = extent_of(s[al].reduce_axis(0));
+  const int64_t k_chunk = k.has("k_chunk") ? k.get("k_chunk") : 0;
+  const bool k_blocked = k_chunk > 0 && k_chunk < rco_extent;
+  const bool rows_outer = k.get("rows_outer") != 0 && !k_blocked;
   IterVar attach;                   // where the register tile is computed
   std::vector<IterVar> tile_axes;   // the output loops inside it, unrolled (lanes vectorized)
+  // The channel-tile loop split once more by 1: its outer part joins the parallel loop, the unit
+  // inner part is where a K-blocked accumulator is attached (a fused loop's region is not a tile).
+  IterVar oc_attach;
+  if (k_blocked) {
+    auto [ot, oa] = so.split(oco, 1);
+    oco = ot;
+    oc_attach = oa;
+  }
   if (flat) {
     const IterVar pix = o_flat ? so.axis(2) : so.fuse(so.axis(2), so.axis(3));
     auto [po, pi] = so.split(pix, tile_ow);
     // The tile loop split once more by 1: its outer part joins the parallel loop, the unit inner
     // part is where the register tile is attached (a fused loop's region is not a tile).
     auto [pt, at] = so.split(po, 1);
-    so.reorder(rows_outer ? std::vector<IterVar>{so.axis(0), pt, oco, at, oci, pi, lanes}
-                          : std::vector<IterVar>{so.axis(0), oco, pt, at, oci, pi, lanes});
+    if (k_blocked) {
+      so.reorder({so.axis(0), oco, oc_attach, pt, at, oci, pi, lanes});
+    } else {
+      so.reorder(rows_outer ? std::vector<IterVar>{so.axis(0), pt, oco, at, oci, pi, lanes}
+                            : std::vector<IterVar>{so.axis(0), oco, pt, at, oci, pi, lanes});
+    }
     attach = at;
     tile_axes = {oci, pi};
   } else {
     auto [oho, ohi] = so.split(so.axis(2), tile_oh);
     auto [owo, owi] = so.split(so.axis(3), tile_ow);
-    if (rows_outer) {
+    if (k_blocked) {
+      so.reorder({so.axis(0), oco, oc_attach, oho, owo, oci, ohi, owi, lanes});
+    } else if (rows_outer) {
       so.reorder({so.axis(0), oho, oco, owo, oci, ohi, owi, lanes});
     } else {
       so.reorder({so.axis(0), oco, oho, owo, oci, ohi, owi, lanes});
@@ -183,15 +208,41 @@ void schedule_conv2d_nchwc(tir::Schedule& s, const ComputeResult& r, const Knobs
     attach = owo;
     tile_axes = {oci, ohi, owi};
   }
-  so.parallel(fuse_leading(so, 3));
+  so.parallel(fuse_leading(so, k_blocked ? 2 : 3));
   // The write-back unrolled too: constant offsets into the accumulator keep it in registers.
   for (const IterVar& t : tile_axes) so.unroll(t);
   if (ob > 1) so.vectorize(lanes);
+  Stage sl = s[al];
+  const int rank = al.ndim();
+  if (k_blocked) {
+    // The accumulator of the channel tile: (chunk, pixel tiles, chunk blocks, kh, kw, icb lanes)
+    // outside the register tile (oc_tile x pixels x ob), which is unrolled but for the lanes.
+    sl.compute_at(so, oc_attach);
+    auto [kco, kci] = sl.split(sl.reduce_axis(0), k_chunk);
+    std::vector<IterVar> order = {sl.axis(0), kco}, tile;
+    if (rank == 4) {  // flat pixels
+      auto [ppo, ppi] = sl.split(sl.axis(2), tile_ow);
+      order.push_back(ppo);
+      tile = {sl.axis(1), ppi};
+    } else {
+      auto [sho, shi] = sl.split(sl.axis(2), tile_oh);
+      auto [swo, swi] = sl.split(sl.axis(3), tile_ow);
+      order.push_back(sho);
+      order.push_back(swo);
+      tile = {sl.axis(1), shi, swi};
+    }
+    for (const IterVar& rv : {kci, sl.reduce_axis(1), sl.reduce_axis(2), sl.reduce_axis(3)}) order.push_back(rv);
+    for (const IterVar& t : tile) order.push_back(t);
+    order.push_back(sl.axis(rank - 1));
+    sl.reorder(order);
+    for (const IterVar& t : tile) sl.unroll(t);
+    if (ob > 1) sl.vectorize(sl.axis(rank - 1));
+    schedule_rest(s, r, k, handled);
+    return;
+  }
   // The accumulator ([n, oc, pixels or rows x columns, ob]): the reduction outside its data axes,
   // which are unrolled but for the lanes (vectorized).
-  Stage sl = s[al];
   sl.compute_at(so, attach);
-  const int rank = al.ndim();
   std::vector<IterVar> order;
   for (int i = 0; i < 4; ++i) order.push_back(sl.reduce_axis(i));
   for (int i = 1; i < rank; ++i) order.push_back(sl.axis(i));

@@ -32,6 +32,10 @@ void schedule_rows(tir::Schedule& s, const ComputeResult& r, const Knobs& k);
 // the anchor's shape and read their producer on that path at exactly their own axes.
 bool is_elementwise_chain(const tir::Tensor& out, const tir::Tensor& anchor);
 void schedule_conv2d_nchwc(tir::Schedule& s, const ComputeResult& r, const Knobs& k);
+// The K-blocking shape (conv2d_k_chunk) of a blocked convolution's anchor ([N, M/ob, OH, OW, ob]
+// or flat [N, M/ob, pixels, ob], reduction (rco, kh, kw, icb), reading its packed 5-D input)
+// register-tiled over oc_tile channel blocks.
+ConvChunkShape conv2d_chunk_shape(const tir::Tensor& anchor, int64_t oc_tile);
 void schedule_depthwise(tir::Schedule& s, const ComputeResult& r, const Knobs& k);
 // Winograd convolution (schedule_winograd.cc): its knob defaults and template.
 void winograd_default_knobs(const ComputeResult& r, const LayoutHints& hints, Knobs& k);

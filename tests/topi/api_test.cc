@@ -94,7 +94,7 @@ TEST(TopiApi, DefaultKnobsFollowTheTarget) {
   EXPECT_EQ(kc.get("oc_block"), 16);
   EXPECT_EQ(kc.get("ic_block"), 8);
   EXPECT_EQ(c2.schedule, ScheduleKind::kConv2dNchwc);
-  EXPECT_EQ(kc.to_string(), "ic_block=8 oc_block=16 oc_tile=1 parallel_min=16384 prefetch=0 rows_outer=1 tile_oh=1 tile_ow=4 vector=8");
+  EXPECT_EQ(kc.to_string(), "ic_block=8 k_chunk=0 oc_block=16 oc_tile=1 parallel_min=16384 prefetch=0 rows_outer=1 tile_oh=1 tile_ow=4 vector=8");
   const ComputeResult c5 = compute_op("conv2d", {x, w}, pads, layout_hints(avx512));
   const Knobs k5 = default_knobs(c5, avx512);
   EXPECT_EQ(k5.get("oc_block"), 32);

@@ -302,10 +302,44 @@ TEST(TopiNchwc, FlatPixelsFollowTheTileModel) {
   }
 }
 
+// The default K-blocking (conv2d_k_chunk) on ResNet-50's shapes (AVX2, 16-channel blocks): on
+// where one channel tile's weights and the input it reads overflow a 512 KiB L2 while a chunk of
+// both fits a 32 KiB L1 and the tile's output fits the 16 KiB stack accumulator; the largest such
+// chunk dividing the blocks.
+TEST(TopiNchwc, KBlockingFollowsTheCacheRule) {
+  struct Case {
+    int64_t cin, cout, size, kernel, stride;
+    int64_t k_chunk;
+    std::string why;
+  };
+  for (const Case& c : std::vector<Case>{
+           {512, 512, 14, 3, 2, 1, "3x3 stride 2 -> 7x7: 32 x (9 KiB + 16 KiB) > L2; one block per L1"},
+           {2048, 512, 7, 1, 1, 4, "128 x (1 + 3 KiB) > L2; 4 blocks per L1"},
+           {1024, 512, 14, 1, 1, 2, "64 x (1 + 12 KiB) > L2; 2 blocks per L1; 12 KiB accumulator"},
+           {512, 2048, 7, 1, 1, 0, "32 x (1 + 3 KiB) fits L2"},
+           {256, 1024, 14, 1, 1, 0, "16 x (1 + 12 KiB) fits L2"},
+           {256, 256, 28, 3, 2, 0, "one block's padded input (56 KiB) exceeds L1"},
+           {512, 128, 28, 1, 1, 0, "the 28x28 output needs a 49 KiB accumulator"}}) {
+    const codegen::Target target = codegen::parse_target("llvm -mcpu=znver3");
+    const int64_t b = 16, pad = c.kernel / 2;
+    const std::vector<ir::TensorType> types = {tt({1, c.cin / b, c.size, c.size, b}),
+                                               tt({c.cout / b, c.cin / b, c.kernel, c.kernel, b, b})};
+    const Attrs a = Attrs()
+                        .set("strides", Ints{c.stride, c.stride})
+                        .set("pads", Ints{pad, pad, pad, pad})
+                        .set("dilations", Ints{1, 1})
+                        .set("groups", int64_t{1});
+    std::vector<tir::Tensor> in;
+    for (const auto& t : types) in.push_back(tir::placeholder(t.shape, t.dtype, "x"));
+    const ComputeResult r = compute_op("conv2d_nchwc", in, a, layout_hints(target));
+    EXPECT_EQ(default_knobs(r, target).get("k_chunk"), c.k_chunk) << c.why;
+  }
+}
+
 // Values of convolutions with two-vector blocks (the host's 2 x lanes) at sizes whose flat pixel
 // tiles leave tails (7x7 = 9 x 5 + 4 on AVX2, 5 x 7, 3 x 13, batch 2, strided 13x13 -> 7x7,
 // 3x3 with padding, stride and asymmetric pads), with and without a bias, with other tile sizes,
-// and the plain conv2d (NCHW in and out) on the same shapes.
+// K-blocked (k_chunk), and the plain conv2d (NCHW in and out) on the same shapes.
 TEST(TopiNchwc, FlatPixelsValues) {
   const int64_t b = 2 * codegen::host_target().vector_lanes(32);
   struct Case {
@@ -338,6 +372,18 @@ TEST(TopiNchwc, FlatPixelsValues) {
     for (int64_t tile : {1, 3, 6}) {
       k.set("tile_ow", tile).set("tile_oh", 1);
       check_op({"conv2d_nchwc", in, a, {}, sum_tol(cin * k2), k});
+    }
+    // K-blocked (k_chunk): chunks of 1 block, and of 3 (a shorter last chunk where the blocks
+    // are not a multiple of 3), with the default tile and with a 2-row tile.
+    const ComputeResult r = compute_op("conv2d_nchwc", ph, a, layout_hints(codegen::host_target()));
+    for (int64_t chunk : {1, 3}) {
+      Knobs kb = default_knobs(r, codegen::host_target());
+      kb.set("k_chunk", chunk);
+      check_op({"conv2d_nchwc", in, a, {}, sum_tol(cin * k2), kb});
+      if (r.parts.at("anchor").ndim() == 5) {  // rows x columns
+        kb.set("tile_oh", 2).set("tile_ow", 3);
+        check_op({"conv2d_nchwc", in, a, {}, sum_tol(cin * k2), kb});
+      }
     }
     std::vector<ir::TensorType> plain = {tt(c.x), tt({c.m, cin, c.kernel, c.kernel})};
     if (c.bias) plain.push_back(tt({c.m}));

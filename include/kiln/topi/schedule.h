@@ -22,6 +22,8 @@
 //               (conv2d_register_tile),
 //               reduction (c, kh, kw) outside the tile, (n, oh, oc-tile) parallel ("rows_outer"); an
 //               elementwise epilogue of the anchor's shape is applied to the tile as it is written.
+//               "k_chunk" > 0 (conv2d_k_chunk): the reduction's channel blocks in chunks outside
+//               the tiles, each oc-tile's whole output accumulated on the stack (K-blocking).
 //   depthwise   per (n, c) plane parallel, output rows vectorized by "vector" with kh/kw outside.
 #ifndef KILN_TOPI_SCHEDULE_H_
 #define KILN_TOPI_SCHEDULE_H_
@@ -87,6 +89,19 @@ bool conv2d_flatten_pixels(const ConvTileShape& shape, int num_vector_regs);
 // The register tile over the out_height x out_width pixels numbered as one axis (its tile_ow
 // pixels; tile_oh = 1), the pixels padded to a multiple of the tile when shape.pad_tails.
 ConvTile conv2d_flat_pixel_tile(const ConvTileShape& shape, int num_vector_regs);
+
+// K-blocking of a blocked convolution (knob "k_chunk"; 0 = off): the input-channel blocks of the
+// reduction per chunk, the chunk loop outside the register tiles, when one channel tile's weight
+// panel and the input it reads do not fit L2 together (every tile would re-stream them) but a
+// chunk of both fits L1, and the channel tile's whole output fits a stack accumulator (16 KiB).
+// The largest such chunk that divides the blocks; 0 when K-blocking does not apply.
+struct ConvChunkShape {
+  int64_t in_blocks = 1;          // channel blocks of the reduction (rco)
+  int64_t panel_block_bytes = 0;  // weights of one channel block for one channel tile (oc_tile x ob x kh x kw x icb)
+  int64_t input_block_bytes = 0;  // one channel block of the (packed, padded) input: H x W x icb
+  int64_t accumulator_bytes = 0;  // one channel tile's output: oc_tile x pixels x ob
+};
+int64_t conv2d_k_chunk(const ConvChunkShape& shape);
 
 // Applies the template of `result.schedule` to `s` (a Schedule of result.outputs) with `knobs`
 // (missing knobs are a UserError naming them; values are checked: positive, dividing where the
