@@ -282,14 +282,20 @@ bool conv2d_flatten_pixels(const ConvTileShape& shape, int num_vector_regs) {
 }
 
 int64_t conv2d_k_chunk(const ConvChunkShape& shape) {
-  // Zen 3's caches (32 KiB L1d, 512 KiB L2 per core); measured on the ResNet-50 shapes, 1 thread,
-  // single-layer models (docs/performance.md "K-blocking"): 3x3 512 -> 512 stride 2 on 7x7 output
-  // 13 % faster with chunks of 1 block, 1x1 2048 -> 512 on 7x7 8 % (4 blocks), 1x1 1024 -> 512 on
-  // 14x14 7-9 % (2-4); slower (3-20 %) where panel and input fit L2 (1x1 512 -> 2048 on 7x7,
-  // 256 -> 1024 on 14x14) or one block's input does not fit L1 (3x3 256 stride 2 on 14x14 output).
+  // Zen 3's caches (32 KiB L1d, 512 KiB L2 per core). Measured on ResNet-50's shapes, single-layer
+  // models alternated 8-12 rounds at 1 and 2 threads (docs/performance.md "K-blocking"): 3x3
+  // 512 -> 512 stride 2 on 7x7 output (295 KiB panel) 4-13 % faster with chunks of 1 block,
+  // 1x1 2048 -> 512 on 7x7 (128 KiB panel) 5-12 % with 4; 1x1 1024 -> 512 and 1024 -> 256 on
+  // 14x14 (64 KiB panels) between 7 % faster and 13 % slower from run to run; slower (3-20 %)
+  // where panel and input fit L2 (1x1 512 -> 2048 on 7x7, 256 -> 1024 on 14x14) or one block's
+  // input does not fit L1 (3x3 256 stride 2 on 14x14 output). So: a panel of at least a quarter
+  // of L2 (what each tile re-streams, evicted by the input it reads), panel + input over L2.
   constexpr int64_t kL1Bytes = 32 << 10, kL2Bytes = 512 << 10, kStackBytes = 16 << 10;
   const int64_t per_block = shape.panel_block_bytes + shape.input_block_bytes;
-  if (shape.accumulator_bytes > kStackBytes || shape.in_blocks * per_block <= kL2Bytes) return 0;
+  if (shape.accumulator_bytes > kStackBytes || shape.in_blocks * shape.panel_block_bytes < kL2Bytes / 4 ||
+      shape.in_blocks * per_block <= kL2Bytes) {
+    return 0;
+  }
   for (int64_t d = std::min(shape.in_blocks - 1, kL1Bytes / std::max<int64_t>(1, per_block)); d >= 1; --d) {
     if (shape.in_blocks % d == 0) return d;
   }

@@ -303,9 +303,9 @@ TEST(TopiNchwc, FlatPixelsFollowTheTileModel) {
 }
 
 // The default K-blocking (conv2d_k_chunk) on ResNet-50's shapes (AVX2, 16-channel blocks): on
-// where one channel tile's weights and the input it reads overflow a 512 KiB L2 while a chunk of
-// both fits a 32 KiB L1 and the tile's output fits the 16 KiB stack accumulator; the largest such
-// chunk dividing the blocks.
+// where one channel tile's weights (at least 128 KiB) and the input it reads overflow a 512 KiB L2
+// while a chunk of both fits a 32 KiB L1 and the tile's output fits the 16 KiB stack accumulator;
+// the largest such chunk dividing the blocks.
 TEST(TopiNchwc, KBlockingFollowsTheCacheRule) {
   struct Case {
     int64_t cin, cout, size, kernel, stride;
@@ -315,7 +315,7 @@ TEST(TopiNchwc, KBlockingFollowsTheCacheRule) {
   for (const Case& c : std::vector<Case>{
            {512, 512, 14, 3, 2, 1, "3x3 stride 2 -> 7x7: 32 x (9 KiB + 16 KiB) > L2; one block per L1"},
            {2048, 512, 7, 1, 1, 4, "128 x (1 + 3 KiB) > L2; 4 blocks per L1"},
-           {1024, 512, 14, 1, 1, 2, "64 x (1 + 12 KiB) > L2; 2 blocks per L1; 12 KiB accumulator"},
+           {1024, 512, 14, 1, 1, 0, "a 64 KiB panel (under a quarter of L2) stays beside the input"},
            {512, 2048, 7, 1, 1, 0, "32 x (1 + 3 KiB) fits L2"},
            {256, 1024, 14, 1, 1, 0, "16 x (1 + 12 KiB) fits L2"},
            {256, 256, 28, 3, 2, 0, "one block's padded input (56 KiB) exceeds L1"},

@@ -92,9 +92,9 @@ ConvTile conv2d_flat_pixel_tile(const ConvTileShape& shape, int num_vector_regs)
 
 // K-blocking of a blocked convolution (knob "k_chunk"; 0 = off): the input-channel blocks of the
 // reduction per chunk, the chunk loop outside the register tiles, when one channel tile's weight
-// panel and the input it reads do not fit L2 together (every tile would re-stream them) but a
-// chunk of both fits L1, and the channel tile's whole output fits a stack accumulator (16 KiB).
-// The largest such chunk that divides the blocks; 0 when K-blocking does not apply.
+// panel is at least a quarter of L2 and does not fit L2 together with the input it reads (every
+// tile would re-stream both) but a chunk of both fits L1, and the channel tile's whole output fits
+// a stack accumulator (16 KiB). The largest such chunk that divides the blocks; 0 otherwise.
 struct ConvChunkShape {
   int64_t in_blocks = 1;          // channel blocks of the reduction (rco)
   int64_t panel_block_bytes = 0;  // weights of one channel block for one channel tile (oc_tile x ob x kh x kw x icb)
