@@ -34,6 +34,19 @@ std::string conv_layer_structure(const std::string& dtype, const std::vector<int
          " lanes=" + std::to_string(lanes);
 }
 
+double conv_layer_macs(const std::vector<int64_t>& nchw, int64_t out_channels, const std::vector<int64_t>& kernel,
+                       const std::vector<int64_t>& strides, const std::vector<int64_t>& pads,
+                       const std::vector<int64_t>& dilations, int64_t groups) {
+  double macs = static_cast<double>(nchw[0]) * static_cast<double>(out_channels) *
+                static_cast<double>(nchw[1] / std::max<int64_t>(1, groups));
+  for (size_t d = 0; d < 2; ++d) {
+    const int64_t window = dilations[d] * (kernel[d] - 1) + 1;
+    const int64_t out = (nchw[2 + d] + pads[d] + pads[d + 2] - window) / std::max<int64_t>(1, strides[d]) + 1;
+    macs *= static_cast<double>(kernel[d]) * static_cast<double>(std::max<int64_t>(0, out));
+  }
+  return macs;
+}
+
 int64_t choose_layer(PassContext& ctx, LayerChoicePoint point) {
   KILN_ICHECK(std::is_sorted(point.alternatives.begin(), point.alternatives.end()) &&
               std::binary_search(point.alternatives.begin(), point.alternatives.end(), point.default_value))
@@ -42,7 +55,10 @@ int64_t choose_layer(PassContext& ctx, LayerChoicePoint point) {
   if (choices == nullptr) return point.default_value;
   const std::string sig = point.signature();
   auto it = choices->index.find(sig);
-  if (it != choices->index.end()) return choices->points[it->second].value;  // same structure: same decision
+  if (it != choices->index.end()) {  // same structure: same decision
+    ++choices->points[it->second].layers;
+    return choices->points[it->second].value;
+  }
   LayerChoices::Met met;
   met.value = point.default_value;
   if (choices->lookup) {

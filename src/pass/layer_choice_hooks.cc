@@ -25,6 +25,8 @@ int choose_winograd_tile(PassContext& ctx, const ir::CallNode& conv, const ir::T
                                      {wt.shape[2], wt.shape[3]}, at.get_ints("strides"), at.get_ints("pads"),
                                      at.get_ints("dilations"), at.get_int("groups"), ctx.options().layout_block);
   p.label = conv_label("winograd", wt.shape[2], wt.shape[3], c, m, x.shape[2], x.shape[3]);
+  p.macs = conv_layer_macs({x.shape[0], c, x.shape[2], x.shape[3]}, m, {wt.shape[2], wt.shape[3]},
+                           at.get_ints("strides"), at.get_ints("pads"), at.get_ints("dilations"), at.get_int("groups"));
   p.default_value = rule_tile;
   p.alternatives = {0, 2, 4};
   if (!std::binary_search(p.alternatives.begin(), p.alternatives.end(), p.default_value)) return rule_tile;
@@ -41,6 +43,8 @@ int64_t choose_conv_output_block(PassContext& ctx, const ir::CallNode& conv, con
                                      at.get_ints("strides"), at.get_ints("pads"), at.get_ints("dilations"),
                                      at.get_int("groups"), ctx.options().layout_block);
   p.label = conv_label("oc_block", w.shape[2], w.shape[3], x.shape[1], m, x.shape[2], x.shape[3]);
+  p.macs = conv_layer_macs(x.shape, m, {w.shape[2], w.shape[3]}, at.get_ints("strides"), at.get_ints("pads"),
+                           at.get_ints("dilations"), at.get_int("groups"));
   p.default_value = rule_block;
   p.alternatives = {rule_block};
   for (int64_t b : {lanes, 2 * lanes, 4 * lanes}) {

@@ -118,7 +118,14 @@ LayerTuneReport tune_layer_choices(const ir::Graph& graph, const driver::Compile
   int counter = 0;
   std::string default_path;  // the default model's artifact, once built
 
-  for (size_t i = 0; i < probe.points.size(); ++i) {
+  // The heaviest points first (multiply-adds x layers sharing the point), so that a time budget
+  // spends itself where the model spends its time; ties keep the order first met.
+  std::vector<size_t> order(probe.points.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  auto weight = [&](size_t i) { return probe.points[i].point.macs * static_cast<double>(probe.points[i].layers); };
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return weight(a) > weight(b); });
+  for (size_t position = 0; position < order.size(); ++position) {
+    const size_t i = order[position];
     const pass::LayerChoicePoint& p = probe.points[i].point;
     LayerOutcome outcome;
     outcome.signature = p.signature();
@@ -235,7 +242,7 @@ LayerTuneReport tune_layer_choices(const ir::Graph& graph, const driver::Compile
     }
     if (tune.progress != nullptr && outcome.default_seconds > 0) {
       char buf[200];
-      std::snprintf(buf, sizeof buf, "[tune] layer %zu/%zu %s: %s %lld -> %lld (%.3f -> %.3f ms model)\n", i + 1,
+      std::snprintf(buf, sizeof buf, "[tune] layer %zu/%zu %s: %s %lld -> %lld (%.3f -> %.3f ms model)\n", position + 1,
                     probe.points.size(), p.label.c_str(), p.kind.c_str(), static_cast<long long>(p.default_value),
                     static_cast<long long>(outcome.best_value), outcome.default_seconds * 1e3,
                     outcome.best_seconds * 1e3);

@@ -19,6 +19,7 @@
 
 #include <array>
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include "../driver/compile_test_util.h"
@@ -283,6 +284,52 @@ TEST_F(LayerChoiceTest, LayerTunerMeasuresEveryAlternativeAndCompileAppliesThem)
 
   const driver::CompileReport r = compile_and_check(graph, db, "tuned");
   EXPECT_EQ(r.tuned_layer_choices, static_cast<int>(points.size())) << r.summary();
+}
+
+// The layer tuner settles the heaviest points first (multiply-adds x layers sharing the point): of
+// 3x3 convs 8 -> 8, 8 -> 16, twice 16 -> 16 (one point met by 2 layers) and 16 -> 48, the
+// 16 -> 48 points come first and the 8 -> 8 point last. With no time left the report still lists
+// every point, in the order a budget would have measured them, and measures none.
+TEST_F(LayerChoiceTest, LayerTunerSettlesTheHeaviestPointsFirst) {
+  int seed = 1;
+  ir::NodePtr x = ir::make_input("x", {ir::DType::kF32, {1, 8, 12, 12}});
+  ir::Value a = tune_conv(x->output(), 8, 3, 1, 1, seed);    // 8*8*9*144 MACs
+  ir::Value b = tune_conv(a, 16, 3, 1, 1, seed);             // 8*16*9*144
+  ir::Value c = tune_conv(b, 16, 3, 1, 1, seed);             // 16*16*9*144, twice
+  ir::Value d = tune_conv(c, 16, 3, 1, 1, seed);
+  ir::Value e = tune_conv(d, 48, 3, 1, 1, seed);             // 16*48*9*144
+  const ir::Graph graph({x}, {tune_call("global_avg_pool", {e})}, {"y"});
+
+  driver::CompileOptions co;
+  pass::LayerChoices probe;
+  co.layer_choices = &probe;
+  driver::run_compile_passes(graph, co, codegen::parse_target(co.target));
+  std::map<std::string, double> weight;  // signature -> MACs x layers
+  bool shared = false;
+  for (const auto& m : probe.points) {
+    EXPECT_GT(m.point.macs, 0) << m.point.label;
+    weight[m.point.signature()] = m.point.macs * static_cast<double>(m.layers);
+    shared = shared || m.layers == 2;
+    if (m.point.label.find("16->16") != std::string::npos) {
+      EXPECT_EQ(m.layers, 2) << m.point.label;
+      EXPECT_DOUBLE_EQ(m.point.macs, 16.0 * 16 * 9 * 144) << m.point.label;
+    }
+  }
+  EXPECT_TRUE(shared) << "the two 16 -> 16 convs share one point";
+
+  tune::TuneOptions o;
+  o.records = path("order.db");
+  o.time_budget_seconds = 1e-9;  // over budget before the first point: nothing measured
+  std::unique_ptr<tune::Measurer> m = tune::make_local_measurer();
+  const tune::LayerTuneReport report = tune::tune_layer_choices(graph, driver::CompileOptions{}, o, *m);
+  EXPECT_EQ(report.measured_now, 0);
+  ASSERT_EQ(report.points.size(), probe.points.size());
+  for (size_t i = 1; i < report.points.size(); ++i) {
+    EXPECT_GE(weight.at(report.points[i - 1].signature), weight.at(report.points[i].signature))
+        << report.points[i - 1].label << " before " << report.points[i].label;
+  }
+  EXPECT_NE(report.points.front().label.find("16->48"), std::string::npos) << report.summary();
+  EXPECT_NE(report.points.back().label.find("8->8"), std::string::npos) << report.summary();
 }
 
 // Real measurements with synthetic times: each batch's first job (the default model) and its

@@ -13,10 +13,12 @@
 //     that point flipped (every other point at its default, default kernel schedules), so its
 //     layout transforms, Winograd transforms and the neighbours' changed input blocks are all in
 //     the time. Per point, the default model, each alternative and the default again are
-//     measured in one batch, then once more in a second batch; each alternative keeps the median
-//     of all its timed runs, the default the faster of its two positions' medians (deliberately
-//     conservative: on a noisy machine a choice flips only when it beats the default's good
-//     moment, not a load burst). An alternative whose outputs do not match the default
+//     measured in one batch, then once more in a second batch; each batch is judged on its own:
+//     an alternative keeps the slower of its two medians, the default the fastest of its four
+//     (deliberately conservative: on a noisy machine a choice flips only when it beats the
+//     default's good moment in both batches, not a load burst).
+//   - The points are settled heaviest first (the layer's multiply-adds x the layers sharing the
+//     point), and the report lists them in that order. An alternative whose outputs do not match the default
 //     model's (outputs_match, tuner.h) is recorded unverified and never applied.
 //   - Every measurement is a layer record (RecordKind::kLayer; task = the point's signature,
 //     knobs = {kind: value}, space = layer_space_fingerprint) in options.records, added at once.
