@@ -366,7 +366,6 @@ Knobs default_knobs(const ComputeResult& result, const codegen::Target& target) 
       const bool rows_outer = !flat && weight_elems * 4 <= (4 << 20) && oh % tile.tile_oh == 0;
       k.set("rows_outer", rows_outer ? 1 : 0);
       k.set("prefetch", 0);
-      k.set("k_chunk", 0);
       k.set("k_chunk", conv2d_k_chunk(conv2d_chunk_shape(a, tile.oc_tile)));
       break;
     }
@@ -412,7 +411,9 @@ Knobs default_knobs(const ComputeResult& result, const codegen::Target& target) 
 
 void apply_schedule(tir::Schedule& s, const ComputeResult& result, const Knobs& knobs) {
   for (const auto& [name, value] : knobs.values()) {
-    if (value < 0 || (value == 0 && name != "rows_outer" && name != "panel_outer" && name != "unroll_taps" && name != "prefetch" && name != "k_chunk")) {
+    const bool flag = name == "rows_outer" || name == "panel_outer" || name == "unroll_taps" || name == "prefetch" ||
+                      name == "k_chunk";  // knobs for which 0 means "off"
+    if (value < 0 || (value == 0 && !flag)) {
       throw UserError(UserErrorKind::kInvalidArgument, "schedule knob '" + name + "'",
                       "is " + std::to_string(value) + ", expected a positive value", "");
     }

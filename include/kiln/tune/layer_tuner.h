@@ -16,10 +16,11 @@
 //     measured in one batch, then once more in a second batch; each batch is judged on its own:
 //     an alternative keeps the slower of its two medians, the default the fastest of its four
 //     (deliberately conservative: on a noisy machine a choice flips only when it beats the
-//     default's good moment in both batches, not a load burst).
+//     default's good moment in both batches, not a load burst). An alternative whose outputs do
+//     not match the default model's (outputs_match, tuner.h) is recorded unverified and never
+//     applied.
 //   - The points are settled heaviest first (the layer's multiply-adds x the layers sharing the
-//     point), and the report lists them in that order. An alternative whose outputs do not match the default
-//     model's (outputs_match, tuner.h) is recorded unverified and never applied.
+//     point), and the report lists them in that order.
 //   - Every measurement is a layer record (RecordKind::kLayer; task = the point's signature,
 //     knobs = {kind: value}, space = layer_space_fingerprint) in options.records, added at once.
 //     A point whose alternatives all have applicable records of this device is not measured again
