@@ -8,6 +8,7 @@
 // pooling is exact; average pooling rtol 1e-5.
 #include <tuple>
 
+#include "kiln/tir/printer.h"
 #include "topi_test_util.h"
 
 namespace kiln::topi::testing {
@@ -417,6 +418,46 @@ TEST(TopiNchwc, GlobalPoolAsWholeMapWindow) {
             Tolerance{1e-4, 1e-6}});
   check_op({"avg_pool2d_nchwc", {tt({2, 3, 5, 11, 4})}, window({5, 11}, {1, 1}, {0, 0, 0, 0}), {}, Tolerance{1e-5, 1e-6}});
   check_op({"max_pool2d_nchwc", {tt({1, 5, 9, 13, 8})}, window({9, 13}, {1, 1}, {0, 0, 0, 0}), {}, Tolerance{0, 0}});
+}
+
+// The K-blocked nest itself (FlatPixelsValues would pass with k_chunk ignored: the plain schedule
+// gives the same values): with k_chunk = 2 of 4 input-channel blocks, the chunk loop (rco.outer,
+// 2 trips) runs outside the pixel tiles, which run outside the chunk's blocks (rco.inner), into
+// one accumulator for the channel tile's whole 7x7 output (49 x 16 floats on the stack); with
+// k_chunk = 0 (and k_chunk = 4, a single chunk) the reduction is not split.
+TEST(TopiNchwc, KBlockedNestHasTheChunkLoopOutsideThePixelTiles) {
+  const codegen::Target target = codegen::parse_target("llvm -mcpu=znver3");
+  const std::vector<ir::TensorType> types = {tt({1, 4, 7, 7, 16}), tt({2, 4, 1, 1, 16, 16})};
+  const Attrs a = Attrs()
+                      .set("strides", Ints{1, 1})
+                      .set("pads", Ints{0, 0, 0, 0})
+                      .set("dilations", Ints{1, 1})
+                      .set("groups", int64_t{1});
+  std::vector<tir::Tensor> ph;
+  for (const auto& t : types) ph.push_back(tir::placeholder(t.shape, t.dtype, "x"));
+  const Knobs defaults = default_knobs(compute_op("conv2d_nchwc", ph, a, layout_hints(target)), target);
+  const auto lowered = [&](int64_t chunk) {
+    Knobs k = defaults;
+    k.set("k_chunk", chunk);
+    OpKernelOptions o;
+    o.knobs = k;
+    return tir::to_string(build_op_kernel("conv2d_nchwc", types, a, target, o));
+  };
+  const std::string blocked = lowered(2);
+  const size_t chunk_loop = blocked.find("for (rco.outer, 0, 2)");
+  ASSERT_NE(chunk_loop, std::string::npos) << blocked;
+  const size_t pixels = blocked.find("for (pix.outer", chunk_loop);
+  const size_t blocks = blocked.find("for (rco.inner, 0, 2)", chunk_loop);
+  ASSERT_NE(pixels, std::string::npos) << blocked;
+  ASSERT_NE(blocks, std::string::npos) << blocked;
+  EXPECT_LT(pixels, blocks) << blocked;
+  const size_t accumulator = blocked.find("allocate conv2d_nchwc.local[f32 * 784] stack");
+  ASSERT_NE(accumulator, std::string::npos) << blocked;
+  EXPECT_LT(accumulator, chunk_loop) << blocked;
+  for (int64_t off : {int64_t{0}, int64_t{4}}) {
+    const std::string plain = lowered(off);
+    EXPECT_EQ(plain.find("rco.outer"), std::string::npos) << "k_chunk=" << off << "\n" << plain;
+  }
 }
 
 }  // namespace
