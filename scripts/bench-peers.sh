@@ -113,6 +113,10 @@ export -f round boosted_round
 export kiln peers peers_dir iters ort
 
 echo "bench-peers: $(date -u '+%Y-%m-%d %H:%M UTC'); $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc) cores; load:$(uptime | sed 's/.*load average://')"
+# The core's FMA throughput now (kiln doctor: best and median of 20 x 10 ms windows): a median
+# well below the best means the core is shared right now and the figures are noisy.
+fma_now() { "$kiln" doctor 2>/dev/null | sed -n 's/^ *FMA throughput *//p; s/^ *now *\(busy:.*\)/  \1/p'; }
+echo "FMA before: $(fma_now)"
 echo "bench-peers: $rounds rounds x $iters runs (after 3 warm-up) per engine, Kiln and ORT alternating"
 declare -A compile_s
 for m in $models; do
@@ -144,6 +148,7 @@ size=$(stat -L -c %s "$build_dir/lib/libkiln_runtime.so")
 echo
 echo "libkiln_runtime.so: $size bytes ($("$python" -c "print('%.2f' % ($size / 1048576))") MB; target <= 1 MB)"
 echo "load after: $(uptime | sed 's/.*load average://')"
+echo "FMA after: $(fma_now)"
 
 # --int8: the quantized CNNs side by side (scripts/bench-int8.sh).
 if [ $int8 = 1 ]; then

@@ -53,6 +53,10 @@ median() { "$python" -c 'import sys,statistics; v=[float(x) for x in sys.argv[1:
 ratio() { if [ "$1" = - ] || [ "$2" = - ]; then echo -; else "$python" -c "import sys; print('%.3f' % (float(sys.argv[1]) / float(sys.argv[2])))" "$1" "$2"; fi; }
 
 echo "bench-tuned: $(date -u '+%Y-%m-%d %H:%M UTC'); $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc) cores${cpus:+, pinned to CPU $cpus}; load:$(uptime | sed 's/.*load average://')"
+# The core's FMA throughput now (kiln doctor: best and median of 20 x 10 ms windows): a median
+# well below the best means the core is shared right now and the figures are noisy.
+fma_now() { "$kiln" doctor 2>/dev/null | sed -n 's/^ *FMA throughput *//p; s/^ *now *\(busy:.*\)/  \1/p'; }
+echo "FMA before: $(fma_now)"
 t0=$(now); "${pin[@]}" "$kiln" compile "$model" "${opt[@]}" -o "$work/untuned.so" >/dev/null; cu=$(secs "$t0" "$(now)")
 t0=$(now); "${pin[@]}" "$kiln" compile "$model" "${opt[@]}" -o "$work/tuned.so" --records "$records" 2>&1 | grep -i 'tuned' || true; ct=$(secs "$t0" "$(now)")
 echo "compile: untuned ${cu} s, tuned ${ct} s"
@@ -76,3 +80,4 @@ for t in $threads; do
   printf '%7s %12s %12s %12s %14s %10s %12s\n' "$t" "$um" "$tm" "$om" "$(ratio "$tm" "$um")" "$(ratio "$tm" "$om")" "$(ratio "$um" "$om")"
 done
 echo "load after: $(uptime | sed 's/.*load average://')"
+echo "FMA after: $(fma_now)"

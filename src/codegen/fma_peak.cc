@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <memory>
 #include <sstream>
+#include <vector>
 
 #include "kiln/codegen/llvm_module.h"
 #include "kiln/support/error.h"
@@ -122,12 +123,18 @@ FmaPeak measure_fma_peak(const Target& target, int repeats) {
   peak.lanes = k.lanes();
   peak.chains = k.chains();
   peak.cpu = target.cpu;
+  std::vector<double> rates;
   for (int rep = 0; rep < std::max(1, repeats); ++rep) {
     const auto t0 = std::chrono::steady_clock::now();
     for (int c = 0; c < 10; ++c) k.call();
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    peak.gflops = std::max(peak.gflops, 10 * k.flops_per_call() / s / 1e9);
+    rates.push_back(10 * k.flops_per_call() / s / 1e9);
   }
+  std::sort(rates.begin(), rates.end());
+  const size_t n = rates.size();
+  peak.gflops = rates.back();
+  peak.median_gflops = n % 2 ? rates[n / 2] : (rates[n / 2 - 1] + rates[n / 2]) / 2;
+  peak.windows = static_cast<int>(n);
   return peak;
 }
 

@@ -2,6 +2,7 @@
 #include "kiln/driver/doctor.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -155,6 +156,16 @@ void print_doctor_report(const DoctorFacts& f, const std::vector<DoctorProblem>&
   if (f.compile_checked) {
     row(out, "compile + run", (f.compile_ok ? "ok: " : "FAILED: ") + f.compile_detail);
   }
+  if (f.fma_best_gflops > 0) {
+    char text[160];
+    std::snprintf(text, sizeof text, "best %.1f, median %.1f GFLOP/s per core over 20 x 10 ms (", f.fma_best_gflops,
+                  f.fma_median_gflops);
+    row(out, "FMA throughput", text + f.fma_detail + ")");
+    const std::string note = fma_throughput_note(f.fma_best_gflops, f.fma_median_gflops);
+    if (!note.empty()) row(out, "  now", note);
+  } else if (!f.fma_detail.empty()) {
+    row(out, "FMA throughput", "not measured: " + f.fma_detail);
+  }
   row(out, "build jobs",
       std::to_string(f.recommended_jobs) + "  = max(1, min(" + std::to_string(f.cores) +
           " cores, " + std::to_string(f.available_memory_mb) + " MB available / " +
@@ -164,6 +175,17 @@ void print_doctor_report(const DoctorFacts& f, const std::vector<DoctorProblem>&
     return;
   }
   for (const DoctorProblem& p : problems) out << "problem: " << p.what << "; fix: " << p.fix << "\n";
+}
+
+std::string fma_throughput_note(double best_gflops, double median_gflops) {
+  if (best_gflops <= 0 || median_gflops >= 0.9 * best_gflops) return "";
+  char text[320];
+  std::snprintf(text, sizeof text,
+                "busy: the median window is %.0f %% below the best, so this core's arithmetic is shared "
+                "with other work right now (another process, or another tenant of a VM host); time "
+                "measurements taken now will be slow and noisy",
+                100 * (1 - median_gflops / best_gflops));
+  return text;
 }
 
 int run_doctor(const std::string& cli_version, std::ostream& out,

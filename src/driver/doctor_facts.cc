@@ -19,6 +19,7 @@
 
 #include "driver/cross_linker.h"
 #include "driver/shell_command.h"
+#include "kiln/codegen/fma_peak.h"
 #include "kiln/codegen/host_info.h"
 #include "kiln/driver/compile.h"
 #include "kiln/driver/doctor.h"
@@ -219,6 +220,14 @@ DoctorFacts gather_doctor_facts(const std::string& cli_version,
   }
   f.recommended_jobs =
       recommended_build_jobs(f.cores, f.available_memory_mb, f.memory_per_job_mb);
+  try {
+    const codegen::FmaPeak peak = codegen::measure_fma_peak(20);
+    f.fma_best_gflops = peak.gflops;
+    f.fma_median_gflops = peak.median_gflops;
+    f.fma_detail = peak.cpu + ", " + std::to_string(peak.lanes * 32) + "-bit FMA, " + std::to_string(peak.chains) + " chains";
+  } catch (const std::exception& e) {
+    f.fma_detail = e.what();
+  }
   const CompileSelfTest compiled = compile_self_test();
   f.compile_checked = true;
   f.compile_ok = compiled.ok;

@@ -149,6 +149,33 @@ TEST(DoctorReportTest, ListsRelevantFeaturesPresentAndAbsent) {
       << text;
 }
 
+// The FMA probe's row: best and median window; a note (not a problem) when the median falls more
+// than 10 % below the best (the core shared with other work now), none when they are close.
+TEST(DoctorReportTest, FmaThroughputRowAndTheBusyNote) {
+  DoctorFacts f = healthy_facts();
+  f.fma_best_gflops = 95.3;
+  f.fma_median_gflops = 94.1;
+  f.fma_detail = "znver3, 256-bit FMA, 12 chains";
+  std::string text = report(f);
+  EXPECT_NE(text.find("  FMA throughput      best 95.3, median 94.1 GFLOP/s per core over 20 x 10 ms (znver3, "
+                      "256-bit FMA, 12 chains)\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("busy"), std::string::npos) << text;
+  EXPECT_EQ(fma_throughput_note(95.3, 86.0), "");  // 9.8 % below: steady enough
+  f.fma_median_gflops = 71.5;
+  text = report(f);
+  EXPECT_NE(text.find("    now               busy: the median window is 25 % below the best, so this core's "
+                      "arithmetic is shared with other work right now"),
+            std::string::npos)
+      << text;
+  EXPECT_TRUE(judge_doctor_facts(f).empty());
+  EXPECT_NE(text.find("ok: no problems found"), std::string::npos) << text;
+  f.fma_best_gflops = f.fma_median_gflops = 0;
+  f.fma_detail = "the JIT failed";
+  EXPECT_NE(report(f).find("  FMA throughput      not measured: the JIT failed\n"), std::string::npos) << report(f);
+}
+
 TEST(DoctorJobsTest, RuleIsMinOfCoresAndMemoryAtLeastOne) {
   EXPECT_EQ(recommended_build_jobs(16, 8192, 2048), 4);   // memory-bound
   EXPECT_EQ(recommended_build_jobs(2, 24000, 2048), 2);   // core-bound
@@ -170,6 +197,10 @@ TEST(DoctorFactsTest, GatheredFactsDescribeThisBuild) {
   EXPECT_NE(f.default_triple.find("linux"), std::string::npos) << f.default_triple;
   EXPECT_GE(f.recommended_jobs, 1);
   EXPECT_LE(f.recommended_jobs, f.cores);
+  // The probe ran: a median window no faster than the best, both positive.
+  EXPECT_GT(f.fma_median_gflops, 0) << f.fma_detail;
+  EXPECT_LE(f.fma_median_gflops, f.fma_best_gflops);
+  EXPECT_NE(f.fma_detail.find("-bit FMA"), std::string::npos) << f.fma_detail;
   if (std::getenv("KILN_CC") == nullptr) {
     EXPECT_EQ(f.cc.command, "cc");
     EXPECT_TRUE(f.cc.links_shared) << f.cc.link_error;

@@ -32,7 +32,9 @@ class FmaPeakKernel {
 };
 
 struct FmaPeak {
-  double gflops = 0;  // one thread
+  double gflops = 0;          // one thread: the best timed window
+  double median_gflops = 0;   // the median window: below `gflops` when the core is shared now
+  int windows = 0;            // timed windows (10 calls each)
   int lanes = 0;      // f32 lanes per vector
   int chains = 0;     // independent accumulators
   std::string cpu;    // the target CPU the probe was compiled for
@@ -41,7 +43,8 @@ struct FmaPeak {
 };
 
 // Times the probe `repeats` times (10 calls each, about 1 ms per call on a 100 GFLOP/s core)
-// and returns the best rate. The host target unless given.
+// and returns the best rate (what the core can do) and the median one (what it did, most of the
+// time, just now). The host target unless given.
 FmaPeak measure_fma_peak(int repeats = 20);
 FmaPeak measure_fma_peak(const Target& target, int repeats);
 

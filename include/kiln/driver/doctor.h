@@ -16,6 +16,12 @@
 
 namespace kiln::driver {
 
+// What the FMA probe says about timing on this machine right now: "" when the median window is
+// within 10 % of the best one; else a note that the core is shared (its arithmetic throughput
+// varies from one 10 ms window to the next) and that timings taken now are slow and noisy. Not a
+// problem: nothing in the installation to fix.
+std::string fma_throughput_note(double best_gflops, double median_gflops);
+
 // The C compiler Kiln calls to link generated objects into shared libraries.
 struct CCompilerFacts {
   std::string command;         // what was asked for: $KILN_CC, else "cc"
@@ -63,6 +69,12 @@ struct DoctorFacts {
   int64_t memory_per_job_mb = 0;
   int recommended_jobs = 0;
 
+  // The calling core's f32 FMA throughput now (codegen/fma_peak.h: 20 windows of ~10 ms): the
+  // best window (what the core can do) and the median (what it did just now). 0: not measured.
+  double fma_best_gflops = 0;
+  double fma_median_gflops = 0;
+  std::string fma_detail;  // "znver3, 256-bit FMA, 12 chains", or why it was not measured
+
   // compile_self_test() (compile.h): a tiny graph compiled, loaded and run on this machine.
   bool compile_checked = false;  // false: not run (facts made up by tests)
   bool compile_ok = false;
@@ -75,6 +87,12 @@ const std::vector<std::string>& relevant_cpu_features();
 // The build job count rule shared with scripts/job-count.sh:
 // max(1, min(cores, available_mb / per_job_mb)).
 int recommended_build_jobs(int cores, int64_t available_mb, int64_t per_job_mb);
+
+// What the FMA probe says about timing on this machine right now: "" when the median window is
+// within 10 % of the best one; else a note that the core is shared (its arithmetic throughput
+// varies from one 10 ms window to the next) and that timings taken now are slow and noisy. Not a
+// problem: nothing in the installation to fix.
+std::string fma_throughput_note(double best_gflops, double median_gflops);
 
 // The C compiler Kiln calls to link generated objects into shared libraries: $KILN_CC when set
 // and non-empty, else "cc". `source`, when given, receives "KILN_CC" or "default". Whatever links
