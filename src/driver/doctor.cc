@@ -158,8 +158,8 @@ void print_doctor_report(const DoctorFacts& f, const std::vector<DoctorProblem>&
   }
   if (f.fma_best_gflops > 0) {
     char text[160];
-    std::snprintf(text, sizeof text, "best %.1f, median %.1f GFLOP/s per core over 20 x 10 ms (", f.fma_best_gflops,
-                  f.fma_median_gflops);
+    std::snprintf(text, sizeof text, "best %.1f, median %.1f GFLOP/s per core over %d x 10 ms (", f.fma_best_gflops,
+                  f.fma_median_gflops, f.fma_windows);
     row(out, "FMA throughput", text + f.fma_detail + ")");
     const std::string note = fma_throughput_note(f.fma_best_gflops, f.fma_median_gflops);
     if (!note.empty()) row(out, "  now", note);

@@ -155,6 +155,7 @@ TEST(DoctorReportTest, FmaThroughputRowAndTheBusyNote) {
   DoctorFacts f = healthy_facts();
   f.fma_best_gflops = 95.3;
   f.fma_median_gflops = 94.1;
+  f.fma_windows = 20;
   f.fma_detail = "znver3, 256-bit FMA, 12 chains";
   std::string text = report(f);
   EXPECT_NE(text.find("  FMA throughput      best 95.3, median 94.1 GFLOP/s per core over 20 x 10 ms (znver3, "

@@ -32,12 +32,12 @@ class FmaPeakKernel {
 };
 
 struct FmaPeak {
-  double gflops = 0;          // one thread: the best timed window
-  double median_gflops = 0;   // the median window: below `gflops` when the core is shared now
-  int windows = 0;            // timed windows (10 calls each)
-  int lanes = 0;      // f32 lanes per vector
-  int chains = 0;     // independent accumulators
-  std::string cpu;    // the target CPU the probe was compiled for
+  double gflops = 0;         // one thread: the best timed window
+  double median_gflops = 0;  // the median window: below `gflops` when the core is shared now
+  int windows = 0;           // timed windows (10 calls each)
+  int lanes = 0;             // f32 lanes per vector
+  int chains = 0;            // independent accumulators
+  std::string cpu;           // the target CPU the probe was compiled for
   // "102.3 GFLOP/s per core (znver3, 256-bit FMA, 12 chains)"
   std::string describe() const;
 };

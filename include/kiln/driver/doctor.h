@@ -16,12 +16,6 @@
 
 namespace kiln::driver {
 
-// What the FMA probe says about timing on this machine right now: "" when the median window is
-// within 10 % of the best one; else a note that the core is shared (its arithmetic throughput
-// varies from one 10 ms window to the next) and that timings taken now are slow and noisy. Not a
-// problem: nothing in the installation to fix.
-std::string fma_throughput_note(double best_gflops, double median_gflops);
-
 // The C compiler Kiln calls to link generated objects into shared libraries.
 struct CCompilerFacts {
   std::string command;         // what was asked for: $KILN_CC, else "cc"
@@ -73,6 +67,7 @@ struct DoctorFacts {
   // best window (what the core can do) and the median (what it did just now). 0: not measured.
   double fma_best_gflops = 0;
   double fma_median_gflops = 0;
+  int fma_windows = 0;
   std::string fma_detail;  // "znver3, 256-bit FMA, 12 chains", or why it was not measured
 
   // compile_self_test() (compile.h): a tiny graph compiled, loaded and run on this machine.
