@@ -22,6 +22,7 @@
 #include "kiln/topi/build.h"
 #include "kiln/topi/compute.h"
 #include "kiln/topi/knob_space.h"
+#include "kiln/tune/model_check.h"
 #include "kiln/tune/record_applicability.h"
 #include "kiln/tune/records.h"
 
@@ -384,7 +385,16 @@ CompileReport compile_graph(const ir::Graph& graph, const std::string& out_path,
 
   start = Clock::now();
   Compiler compiler(target, options);
-  if (records) compiler.use_records(&*records, device, &stale);
+  // The kernels take their records unless `kiln tune`'s whole-model check found the model faster
+  // without them (tune/model_check.h): a layer choice the driver makes after the passes.
+  bool kernel_records = records.has_value();
+  if (records && pass_options.layer_choices != nullptr && pass_options.layer_choices->lookup) {
+    const std::optional<int64_t> v = pass_options.layer_choices->lookup(
+        tune::kernel_records_point(report.pipeline.graph, target, *records, device));
+    kernel_records = !v.has_value() || *v != 0;
+  }
+  report.kernel_records_off = records.has_value() && !kernel_records;
+  if (kernel_records) compiler.use_records(&*records, device, &stale);
   compiler.run(report.pipeline.graph, report);
   if (!stale.empty()) {
     report.stale_note = stale.note(options.records);
@@ -443,6 +453,10 @@ std::string CompileReport::summary() const {
   if (!records_path.empty()) {
     os << "tuned: " << tuned_kernels << " of " << distinct_kernels << " kernels, " << tuned_layer_choices << " of "
        << layer_choices << " layer choices (records " << records_path << ")\n";
+    if (kernel_records_off) {
+      os << "  kernel records not applied: kiln tune's whole-model check found the model faster with the "
+            "default schedules\n";
+    }
     if (!records_note.empty()) os << "  " << records_note << "\n";
     if (!stale_note.empty()) os << "  " << stale_note << "\n";
   }

@@ -15,18 +15,13 @@
 #include "kiln/tune/record_applicability.h"
 #include "kiln/tune/records.h"
 #include "kiln/version.h"
+#include "tune/work_dir.h"
 
 namespace kiln::tune {
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n == 0 ? 0 : n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 // A LayerChoices that sets `point` to `value` and leaves every other point at its default.
 pass::LayerChoices flipping(const std::string& signature, int64_t value) {
@@ -36,21 +31,6 @@ pass::LayerChoices flipping(const std::string& signature, int64_t value) {
     return std::nullopt;
   };
   return c;
-}
-
-std::filesystem::path make_work_dir(const std::string& requested, bool* own) {
-  *own = requested.empty();
-  if (!requested.empty()) {
-    std::filesystem::create_directories(requested);
-    return requested;
-  }
-  const char* tmp = std::getenv("TMPDIR");
-  std::string pattern = std::string(tmp != nullptr && *tmp ? tmp : "/tmp") + "/kiln-tune-layers-XXXXXX";
-  if (mkdtemp(pattern.data()) == nullptr) {
-    throw UserError(UserErrorKind::kIO, "kiln tune", "cannot create a temporary directory " + pattern,
-                    "set TMPDIR to a writable directory");
-  }
-  return pattern;
 }
 
 }  // namespace
@@ -111,7 +91,7 @@ LayerTuneReport tune_layer_choices(const ir::Graph& graph, const driver::Compile
   }
 
   bool own_work = false;
-  const std::filesystem::path work = make_work_dir(tune.work_dir, &own_work);
+  const std::filesystem::path work = make_work_dir(tune.work_dir, "kiln-tune-layers", &own_work);
   std::vector<ir::TensorType> out_types;
   for (const ir::Value& v : graph.outputs()) out_types.push_back(v.type());
   MeasureOptions mo = tune.measure;

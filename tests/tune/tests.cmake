@@ -3,3 +3,4 @@
 target_link_libraries(tune_tuner_test PRIVATE kiln_tune_measure)
 add_dependencies(tune_tune_cli_test kiln_cli)
 target_link_libraries(tune_layer_choice_test PRIVATE kiln_tune_measure)
+target_link_libraries(tune_model_check_test PRIVATE kiln_tune_measure)

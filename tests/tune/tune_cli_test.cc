@@ -53,7 +53,7 @@ TEST(TuneCli, KilledRunResumesWithoutRemeasuring) {
     std::freopen("/dev/null", "w", stderr);
     std::freopen("/dev/null", "w", stdout);
     execl(cli.c_str(), cli.c_str(), "tune", "--example", "tiny-cnn", "--records", db.c_str(), "--trials", "12",
-          "--repeats", "2", "--no-layer-choices", static_cast<char*>(nullptr));
+          "--repeats", "2", "--no-layer-choices", "--no-model-check", static_cast<char*>(nullptr));
     _exit(127);
   }
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
@@ -77,7 +77,7 @@ TEST(TuneCli, KilledRunResumesWithoutRemeasuring) {
   ASSERT_LT(before, 12u) << "the run finished before it could be interrupted";
   std::vector<tune::TuningRecord> first = tune::RecordDatabase::open(db, tune::RecordDatabase::Mode::kReadOnly).all();
 
-  const std::string again = cli + " tune --example tiny-cnn --records " + db + " --trials 12 --repeats 2 --no-layer-choices";
+  const std::string again = cli + " tune --example tiny-cnn --records " + db + " --trials 12 --repeats 2 --no-layer-choices --no-model-check";
   std::string out = run_capture(again, &status);
   EXPECT_NE(status, 0) << "a used records file without --resume must be refused\n" << out;
   EXPECT_NE(out.find("--resume"), std::string::npos) << out;
@@ -101,6 +101,19 @@ TEST(TuneCli, KilledRunResumesWithoutRemeasuring) {
   out = run_capture(cli + " tune --merge " + db + " " + db + " -o " + (dir / "merged.db").string(), &status);
   EXPECT_EQ(status, 0) << out;
   EXPECT_EQ(count_records((dir / "merged.db").string()), 12u) << out;
+
+  // The last step, the whole-model check of the kernel records (tune/model_check.h): nothing new
+  // to tune, so only the check runs; it adds its two whole-model records, or none when every
+  // kernel's best record is its default schedule's.
+  out = run_capture(cli + " tune --example tiny-cnn --records " + db + " --trials 12 --repeats 2 --no-layer-choices --resume",
+                    &status);
+  ASSERT_EQ(status, 0) << out;
+  EXPECT_NE(out.find("model check: "), std::string::npos) << out;
+  const size_t checked = count_records(db);
+  EXPECT_TRUE(checked == 12u || checked == 14u) << checked << "\n" << out;
+  EXPECT_EQ(checked == 14u, out.find("kernel records kept") != std::string::npos ||
+                                out.find("kernel records switched off") != std::string::npos)
+      << out;
   fs::remove_all(dir);
 }
 

@@ -1,8 +1,9 @@
 // `kiln tune MODEL.onnx (or --example NAME) --records FILE.db [--trials N | --time-budget MIN] [--resume] [--target T]
 //  [--input-shape NAME:D0,...] [--threads N] [-O N] [--repeats N] [--cache-flush] [--timeout S] [--redis HOST:PORT]
-//  [--no-layer-choices]`: settles the graph-level layer choices by whole-model measurement
-// (src/tune/layer_tuner.cc), then auto-tunes the kernels of the graph they give (src/tune/tuner.cc,
-// docs/tuning.md), every measurement into FILE.db; then
+//  [--no-layer-choices] [--no-model-check]`: settles the graph-level layer choices by whole-model
+// measurement (src/tune/layer_tuner.cc), then auto-tunes the kernels of the graph they give
+// (src/tune/tuner.cc, docs/tuning.md), then times the whole model with and without the kernel
+// records (src/tune/model_check.cc), every measurement into FILE.db; then
 // `kiln compile MODEL.onnx --records FILE.db` uses the best ones.
 // `kiln tune --merge a.db b.db -o c.db` merges records databases; `kiln tune --show FILE.db
 // [--device current|all]` lists them (records_show.h).
@@ -24,6 +25,7 @@
 #include "kiln/support/error.h"
 #include "kiln/tune/layer_tuner.h"
 #include "kiln/tune/measure.h"
+#include "kiln/tune/model_check.h"
 #include "kiln/tune/record_applicability.h"
 #include "kiln/tune/records.h"
 #include "kiln/tune/redis_measurer.h"
@@ -58,6 +60,7 @@ void register_tune(CLI::App& app, CommandContext& ctx) {
     std::string redis;
     std::string redis_prefix = "kiln-tune";
     bool no_layer_choices = false;
+    bool no_model_check = false;
   };
   auto opts = std::make_shared<Options>();
   auto* model_opt = cmd->add_option("model", opts->model, "ONNX model file");
@@ -86,6 +89,8 @@ void register_tune(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("--redis-prefix", opts->redis_prefix, "The workers' --prefix (default kiln-tune)");
   cmd->add_flag("--no-layer-choices", opts->no_layer_choices,
                 "Skip the graph-level choices (Winograd per conv, conv output blocks); tune kernels only");
+  cmd->add_flag("--no-model-check", opts->no_model_check,
+                "Skip the last step: timing the whole model with and without the kernel records");
   cmd->add_option("--show", opts->show, "List the records of FILE.db (per task: trials, default, best, speedup)");
   cmd->add_option("--device", opts->device, "With --show: current (this machine's target) or all")
       ->check(CLI::IsMember({"current", "all"}));
@@ -179,6 +184,14 @@ void register_tune(CLI::App& app, CommandContext& ctx) {
               << opts->records << "\n";
     const tune::TuneReport report = tune::tune_tasks(tasks, target, o, *measurer);
     std::cout << report.summary();
+    // 3. The whole model with and without the kernel records (tune/model_check.h): kernel
+    // records timed alone must not leave the model slower.
+    if (!opts->no_model_check) {
+      std::cerr << "[tune] whole-model check of the kernel records\n";
+      driver::CompileOptions check = co;
+      check.layer_choices = nullptr;  // `choices` read the database closed above; the check reopens it
+      std::cout << tune::check_kernel_records(graph, check, o, *measurer).summary();
+    }
     ctx.exit_code = 0;
   });
 }
