@@ -385,8 +385,9 @@ CompileReport compile_graph(const ir::Graph& graph, const std::string& out_path,
 
   start = Clock::now();
   Compiler compiler(target, options);
-  // The kernels take their records unless `kiln tune`'s whole-model check found the model faster
-  // without them (tune/model_check.h): a layer choice the driver makes after the passes.
+  // The kernels take their records unless `kiln tune`'s whole-model check recorded that they do
+  // not make the model faster (tune/model_check.h): a layer choice the driver makes after the
+  // passes; without a verdict for these records they apply.
   bool kernel_records = records.has_value();
   if (records && pass_options.layer_choices != nullptr && pass_options.layer_choices->lookup) {
     const std::optional<int64_t> v = pass_options.layer_choices->lookup(
@@ -454,8 +455,8 @@ std::string CompileReport::summary() const {
     os << "tuned: " << tuned_kernels << " of " << distinct_kernels << " kernels, " << tuned_layer_choices << " of "
        << layer_choices << " layer choices (records " << records_path << ")\n";
     if (kernel_records_off) {
-      os << "  kernel records not applied: kiln tune's whole-model check found the model faster with the "
-            "default schedules\n";
+      os << "  kernel records not applied: kiln tune's whole-model check found the model no faster with "
+            "them than with the default schedules\n";
     }
     if (!records_note.empty()) os << "  " << records_note << "\n";
     if (!stale_note.empty()) os << "  " << stale_note << "\n";

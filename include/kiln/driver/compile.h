@@ -46,8 +46,8 @@ struct CompileOptions {
   // The same file's layer records settle the graph-level choices (pass/layer_choice.h: Winograd
   // per conv, a conv's output block); records measured in another search space (another Kiln's
   // templates) are ignored with one warning that counts them (tune/record_applicability.h).
-  // Kernel records are not applied at all when `kiln tune`'s whole-model check recorded the model
-  // as faster without them (tune/model_check.h).
+  // Kernel records are not applied at all when `kiln tune`'s whole-model check recorded that the
+  // model is no faster with them (tune/model_check.h).
   std::string records;
   // Explicit graph-level choices (the auto-tuner flipping one); when set, `records` does not
   // settle them. Not owned; the compile logs every choice point met into it.
@@ -71,7 +71,7 @@ struct CompileReport {
   ArtifactSummary artifact;
   std::string records_path;                 // CompileOptions::records
   int tuned_kernels = 0;                    // distinct kernels built from a record
-  bool kernel_records_off = false;          // kiln tune's whole-model check switched them off
+  bool kernel_records_off = false;          // kiln tune's whole-model check turned them down
   std::string records_note;                 // records of other devices, ignored (empty: none)
   int layer_choices = 0;                    // graph-level choice points met (pass/layer_choice.h)
   int tuned_layer_choices = 0;              // of which settled by a record (or layer_choices)
