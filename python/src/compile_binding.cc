@@ -69,6 +69,7 @@ py::dict report_to_dict(const driver::CompileReport& r) {
   tuned["kernels"] = r.tuned_kernels;
   tuned["layer_choices"] = r.tuned_layer_choices;
   tuned["layer_choice_points"] = r.layer_choices;
+  tuned["kernel_records_off"] = r.kernel_records_off;  // kiln tune's whole-model check turned them down
   tuned["notes"] = py::cast(std::vector<std::string>{r.records_note, r.stale_note});
   out["tuned"] = tuned;
   out["summary"] = r.summary();

@@ -55,15 +55,19 @@ def test_compile_with_records_from_kiln_tune(tmp_path):
     onnx_path = str(tmp_path / "cnn.onnx")
     onnx.save(m, onnx_path)
     db = str(tmp_path / "cnn.db")
-    run = subprocess.run([cli, "tune", onnx_path, "--records", db, "--trials", "6", "--repeats", "3"],
-                         capture_output=True, text=True, timeout=600)
+    # The whole-model check (docs/tuning.md) may turn the kernel records of so small a model down
+    # on a noisy machine; this test is about the records reaching the compile, so it is skipped.
+    run = subprocess.run([cli, "tune", onnx_path, "--records", db, "--trials", "6", "--repeats", "3",
+                          "--no-model-check"], capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr
     assert "layer choices:" in run.stdout, run.stdout
+    assert "model check:" not in run.stdout, run.stdout
 
     art = kiln.compile(onnx_path, records=db)
     tuned = art.report["tuned"]
     assert tuned["records"] == db
     assert tuned["kernels"] >= 1, art.report["summary"]
+    assert tuned["kernel_records_off"] is False, tuned
     assert tuned["layer_choice_points"] >= 1 and tuned["layer_choices"] == tuned["layer_choice_points"], tuned
     assert f"tuned: {tuned['kernels']} of {art.report['distinct_kernels']} kernels, " in art.report["summary"]
 
