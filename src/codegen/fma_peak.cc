@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <memory>
 #include <sstream>
+#include <string>
 #include <vector>
 
 #include "kiln/codegen/llvm_module.h"
@@ -107,11 +108,14 @@ void FmaPeakKernel::call() {
   KILN_ICHECK(impl_->fn(args, 2) == 0) << "the FMA peak probe failed";
 }
 
+std::string FmaPeak::probe() const {
+  return cpu + ", " + std::to_string(lanes * 32) + "-bit FMA, " + std::to_string(chains) + " chains";
+}
+
 std::string FmaPeak::describe() const {
-  char text[256];
-  std::snprintf(text, sizeof text, "%.1f GFLOP/s per core (%s, %d-bit FMA, %d chains)", gflops, cpu.c_str(),
-                lanes * 32, chains);
-  return text;
+  char text[64];
+  std::snprintf(text, sizeof text, "%.1f GFLOP/s per core (", gflops);
+  return text + probe() + ")";
 }
 
 FmaPeak measure_fma_peak(int repeats) { return measure_fma_peak(host_target(), repeats); }

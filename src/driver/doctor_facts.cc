@@ -225,7 +225,7 @@ DoctorFacts gather_doctor_facts(const std::string& cli_version,
     f.fma_best_gflops = peak.gflops;
     f.fma_median_gflops = peak.median_gflops;
     f.fma_windows = peak.windows;
-    f.fma_detail = peak.cpu + ", " + std::to_string(peak.lanes * 32) + "-bit FMA, " + std::to_string(peak.chains) + " chains";
+    f.fma_detail = peak.probe();
   } catch (const std::exception& e) {
     f.fma_detail = e.what();
   }

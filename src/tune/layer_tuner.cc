@@ -15,7 +15,7 @@
 #include "kiln/tune/record_applicability.h"
 #include "kiln/tune/records.h"
 #include "kiln/version.h"
-#include "tune/work_dir.h"
+#include "tune/whole_model.h"
 
 namespace kiln::tune {
 
@@ -189,15 +189,9 @@ LayerTuneReport tune_layer_choices(const ir::Graph& graph, const driver::Compile
           r.ok = m1.ok && m2.ok;
           r.error = !m1.ok ? m1.error : !m2.ok ? "second measurement: " + m2.error : "";
           if (r.ok) {
-            // Each pass on its own: the default keeps its fastest pass and position, an
-            // alternative its slower pass, so an alternative wins only by beating the default's
-            // best moment in both passes (a load burst on the default in one pass, common on a
-            // shared 2-core VM, once made 12 % "gains" of no effect).
-            const double s1 = median_of(m1.runs), s2 = median_of(m2.runs);
-            r.seconds = is_default ? std::min(s1, s2) : std::max(s1, s2);
-            if (is_default && closing != SIZE_MAX && first[closing].ok && second[closing].ok) {
-              r.seconds = std::min({r.seconds, median_of(first[closing].runs), median_of(second[closing].runs)});
-            }
+            const bool closed = is_default && closing != SIZE_MAX;
+            r.seconds = two_pass_seconds(m1, m2, is_default, closed ? &first[closing] : nullptr,
+                                         closed ? &second[closing] : nullptr);
           }
           if (r.ok && !is_default) {
             std::string why = "the default model could not be measured";

@@ -1,16 +1,14 @@
 // The whole-model check of the kernel records: see include/kiln/tune/model_check.h.
 #include "kiln/tune/model_check.h"
 
-#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
 
 #include "kiln/driver/kernel_group.h"
-#include "kiln/support/error.h"
 #include "kiln/tune/record_applicability.h"
 #include "kiln/version.h"
-#include "tune/work_dir.h"
+#include "tune/whole_model.h"
 
 namespace kiln::tune {
 
@@ -131,13 +129,7 @@ ModelCheckReport check_kernel_records(const ir::Graph& graph, const driver::Comp
     r.is_default = value == point.default_value;
     r.ok = first[a].ok && second[a].ok;
     r.error = !first[a].ok ? first[a].error : !second[a].ok ? "second measurement: " + second[a].error : "";
-    if (r.ok) {
-      const double s1 = median_of(first[a].runs), s2 = median_of(second[a].runs);
-      r.seconds = r.is_default ? std::min(s1, s2) : std::max(s1, s2);
-      if (r.is_default && first[2].ok && second[2].ok) {
-        r.seconds = std::min({r.seconds, median_of(first[2].runs), median_of(second[2].runs)});
-      }
-    }
+    if (r.ok) r.seconds = two_pass_seconds(first[a], second[a], r.is_default, &first[2], &second[2]);
     if (r.ok && !r.is_default) {
       std::string why = "the model with the default schedules could not be measured";
       r.verified = first[0].ok && outputs_match(out_types, first[0].outputs, first[a].outputs, &why);

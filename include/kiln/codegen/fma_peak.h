@@ -40,6 +40,8 @@ struct FmaPeak {
   std::string cpu;           // the target CPU the probe was compiled for
   // "102.3 GFLOP/s per core (znver3, 256-bit FMA, 12 chains)"
   std::string describe() const;
+  // The probe alone: "znver3, 256-bit FMA, 12 chains"
+  std::string probe() const;
 };
 
 // Times the probe `repeats` times (10 calls each, about 1 ms per call on a 100 GFLOP/s core)

@@ -1,5 +1,5 @@
-// See work_dir.h.
-#include "tune/work_dir.h"
+// See whole_model.h.
+#include "tune/whole_model.h"
 
 #include <stdlib.h>
 
@@ -29,6 +29,17 @@ std::filesystem::path make_work_dir(const std::string& requested, const std::str
                     "set TMPDIR to a writable directory");
   }
   return pattern;
+}
+
+double two_pass_seconds(const MeasureResult& first, const MeasureResult& second, bool is_default,
+                        const MeasureResult* close_first, const MeasureResult* close_second) {
+  const double s1 = median_of(first.runs), s2 = median_of(second.runs);
+  if (!is_default) return std::max(s1, s2);
+  double s = std::min(s1, s2);
+  if (close_first != nullptr && close_second != nullptr && close_first->ok && close_second->ok) {
+    s = std::min({s, median_of(close_first->runs), median_of(close_second->runs)});
+  }
+  return s;
 }
 
 }  // namespace kiln::tune
