@@ -33,12 +33,11 @@
 #include "kiln/version.h"
 #include "tune/sqlite_db.h"
 #include "scripted_measurer.h"
+#include "temp_dir_test.h"
 #include "tune_test_util.h"
 
 namespace kiln::testing {
 namespace {
-
-namespace fs = std::filesystem;
 
 // x [1, 16, 14, 14] -> conv3x3 32 -> conv3x3 32 -> global average pool: two 3x3 convs.
 ir::Graph two_convs() {
@@ -49,15 +48,9 @@ ir::Graph two_convs() {
   return ir::Graph({x}, {tune_call("global_avg_pool", {b})}, {"y"});
 }
 
-class LayerChoiceTest : public ::testing::Test {
+class LayerChoiceTest : public TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("kiln-layer-choice-" + std::to_string(getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  LayerChoiceTest() : TempDirTest("kiln-layer-choice") {}
 
   // The layer choice points of `graph`'s default compile.
   static std::vector<pass::LayerChoicePoint> points_of(const ir::Graph& graph) {
@@ -108,7 +101,6 @@ class LayerChoiceTest : public ::testing::Test {
   }
 
   std::string device_ = tune::DeviceKey::of(codegen::parse_target("llvm")).str();
-  fs::path dir_;
 };
 
 TEST_F(LayerChoiceTest, RecordsForceWinogradOnAndOff) {

@@ -22,19 +22,17 @@
 #include "kiln/tune/task.h"
 #include "kiln/version.h"
 #include "scripted_measurer.h"
+#include "temp_dir_test.h"
 #include "tune_test_util.h"
 
 namespace kiln::testing {
 namespace {
 
-namespace fs = std::filesystem;
-
-class ModelCheckTest : public ::testing::Test {
+class ModelCheckTest : public TempDirTest {
  protected:
+  ModelCheckTest() : TempDirTest("kiln-model-check") {}
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("kiln-model-check-" + std::to_string(getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
+    TempDirTest::SetUp();
     int seed = 1;
     ir::NodePtr x = ir::make_input("x", {ir::DType::kF32, {1, 16, 12, 12}});
     ir::Value a = tune_conv(x->output(), 16, 3, 1, 1, seed);
@@ -44,8 +42,6 @@ class ModelCheckTest : public ::testing::Test {
     options_.measure.min_seconds = 0.001;
     options_.measure.timeout_seconds = 30;
   }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
 
   // A records file holding, for every kernel of the graph, the default's record and (`tuned`) a
   // verified non-default record (its default knobs, so the values are the default schedule's)
@@ -94,7 +90,6 @@ class ModelCheckTest : public ::testing::Test {
   std::string device_ = tune::DeviceKey::of(codegen::parse_target("llvm")).str();
   ir::Graph graph_;
   tune::TuneOptions options_;
-  fs::path dir_;
 };
 
 TEST_F(ModelCheckTest, PointFollowsTheRecords) {

@@ -22,22 +22,15 @@
 #include "kiln/tune/records.h"
 #include "kiln/tune/task.h"
 #include "kiln/tune/tuner.h"
+#include "temp_dir_test.h"
 #include "tune_test_util.h"
 
 namespace kiln::testing {
 namespace {
 
-namespace fs = std::filesystem;
-
-class TunerTest : public ::testing::Test {
+class TunerTest : public TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("kiln-tuner-test-" + std::to_string(getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  TunerTest() : TempDirTest("kiln-tuner-test") {}
 
   static tune::TuneOptions quick(const std::string& db, int64_t trials) {
     tune::TuneOptions o;
@@ -80,7 +73,6 @@ class TunerTest : public ::testing::Test {
     for (size_t i = 0; i < got.size(); ++i) expect_close(got[i], want[i], 1e-4, 1e-5, name + " output " + std::to_string(i));
   }
 
-  fs::path dir_;
 };
 
 TEST_F(TunerTest, TunedCnnMatchesReference) { tune_and_check(tune_cnn(), "cnn"); }
