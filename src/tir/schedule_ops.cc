@@ -5,6 +5,7 @@
 #include <map>
 
 #include "kiln/support/error.h"
+#include "kiln/tir/interval.h"
 #include "kiln/tir/ir_mutator.h"
 #include "kiln/tir/ir_visitor.h"
 #include "kiln/tir/printer.h"
@@ -185,7 +186,7 @@ class NestBuilder {
     }
 
     const int n = static_cast<int>(st->leaf.size());
-    const std::vector<std::vector<Stmt>> prefetch = prefetch_stmts(st, body, sub);
+    const std::vector<std::vector<Stmt>> prefetch = prefetch_stmts(st, body, sub, ext);
     Stmt s = main;
     for (int d = n - 1; d >= -1; --d) {
       for (const Guard& g : guards) {
@@ -220,17 +221,26 @@ class NestBuilder {
 
   // The prefetch hints of `st` (Stage::prefetch) per leaf depth: for each element of the tensor
   // that the (inlined) body reads, Evaluate(prefetch(tensor[index])) with the index at the leaf
-  // `axis` + offset and the leaves inside it at 0; identical accesses once.
+  // `axis` + offset and the leaves inside it at 0; identical accesses once. A spread prefetch
+  // goes to the spread leaf instead (spread_prefetch).
   std::vector<std::vector<Stmt>> prefetch_stmts(const StageNode* st, const Expr& body,
-                                                const std::vector<std::pair<const Variable*, Expr>>& sub) const {
+                                                const std::vector<std::pair<const Variable*, Expr>>& sub,
+                                                const std::map<const IterVarNode*, int64_t>& ext) const {
     std::vector<std::vector<Stmt>> at(st->leaf.size());
     const Expr src = body.as<Reduce>() ? body.as<Reduce>()->source : body;
     for (const PrefetchSpec& pf : st->prefetches) {
       const int d = leaf_position(st, pf.axis);
-      for (int k = 0; k <= d; ++k) {
+      const int ds = pf.spread.defined() ? leaf_position(st, pf.spread) : d;
+      if (ds <= d && pf.spread.defined()) {
+        throw UserError(UserErrorKind::kInvalidArgument, "stage '" + st->op.name() + "'",
+                        "spreads its prefetch of '" + pf.tensor.name() + "' over loop '" + pf.spread.var().name() +
+                            "', which is not inside loop '" + pf.axis.var().name() + "'",
+                        "spread over a loop nested inside the prefetch's axis");
+      }
+      for (int k = 0; k <= ds; ++k) {
         if (st->kind_of(st->leaf[k]) == ForKind::kVectorized) {
           throw UserError(UserErrorKind::kInvalidArgument, "stage '" + st->op.name() + "'",
-                          "prefetches '" + pf.tensor.name() + "' inside loop '" + pf.axis.var().name() +
+                          "prefetches '" + pf.tensor.name() + "' inside loop '" + st->leaf[ds].var().name() +
                               "', which is (or lies in) the vectorized loop '" + st->leaf[k].var().name() +
                               "': a prefetch is one scalar address",
                           "prefetch at a loop outside the vectorized one");
@@ -247,7 +257,11 @@ class NestBuilder {
         });
         if (dup) continue;
         seen.push_back(a);
-        at[d].push_back(Evaluate::make(Call::make(CallOp::kPrefetch, {TensorLoad::make(pf.tensor, a)})));
+        if (pf.spread.defined()) {
+          for (Stmt& p : spread_prefetch(st, pf, d, ds, idx, sub, ext)) at[ds].push_back(std::move(p));
+        } else {
+          at[d].push_back(Evaluate::make(Call::make(CallOp::kPrefetch, {TensorLoad::make(pf.tensor, a)})));
+        }
       }
       if (seen.empty()) {
         throw UserError(UserErrorKind::kInvalidArgument, "stage '" + st->op.name() + "'",
@@ -256,6 +270,55 @@ class NestBuilder {
       }
     }
     return at;
+  }
+
+  // A spread prefetch (Stage::prefetch with a spread leaf): the span of flat elements that one
+  // read `idx` covers over every iteration of the leaves inside `axis` (leaf d), with `axis`
+  // `offset` iterations ahead, cut into cache lines; iteration p of the spread leaf (leaf ds,
+  // extent T) prefetches lines [p * L, (p + 1) * L), L = ceil(lines / T). The index is written
+  // as a flat element offset in the tensor's last dimension (the others 0: the flattener's sum
+  // of index x stride is the same address). The read's flat index must be affine in the inner
+  // leaves (a bounded difference from its value at their first iteration).
+  std::vector<Stmt> spread_prefetch(const StageNode* st, const PrefetchSpec& pf, int d, int ds,
+                                    const std::vector<Expr>& idx,
+                                    const std::vector<std::pair<const Variable*, Expr>>& sub,
+                                    const std::map<const IterVarNode*, int64_t>& ext) const {
+    constexpr int64_t kLineBytes = 64;
+    const ir::Shape& shape = pf.tensor.shape();
+    Expr flat = make_int(0);
+    for (size_t i = 0; i < idx.size(); ++i) {
+      int64_t stride = 1;
+      for (size_t j = i + 1; j < shape.size(); ++j) stride *= shape[j];
+      flat = flat + substitute(idx[i], sub) * make_int(stride);
+    }
+    flat = simplify(substitute(flat, {{st->leaf[d].var().node(), st->leaf[d].var() + make_int(pf.offset)}}));
+    std::vector<std::pair<const Variable*, Expr>> first;
+    VarBounds inner;
+    for (size_t k = d + 1; k < st->leaf.size(); ++k) {
+      first.push_back({st->leaf[k].var().node(), make_int(0)});
+      inner[st->leaf[k].var().node()] = Interval::range(0, ext.at(st->leaf[k].get()) - 1);
+    }
+    const Expr base = simplify(substitute(flat, first));
+    const Interval span = bound_of(simplify(flat - base), inner);
+    if (!span.has_lo() || !span.has_hi()) {
+      throw UserError(UserErrorKind::kInvalidArgument, "stage '" + st->op.name() + "'",
+                      "spreads a prefetch of '" + pf.tensor.name() + "' whose index " + to_string(flat) +
+                          " is not affine in the loops inside '" + pf.axis.var().name() + "'",
+                      "prefetch without a spread loop");
+    }
+    const int64_t elem = static_cast<int64_t>(ir::dtype_size(pf.tensor.dtype()));
+    const int64_t bytes = (span.hi - span.lo + 1) * elem;
+    const int64_t lines = bytes / kLineBytes + (bytes % kLineBytes != 0 ? 1 : 0);
+    const int64_t parts = ext.at(st->leaf[ds].get());
+    const int64_t per_part = (lines + parts - 1) / parts;
+    const int64_t line_elems = std::max<int64_t>(1, kLineBytes / elem);
+    std::vector<Stmt> out;
+    for (int64_t l = 0; l < per_part; ++l) {
+      std::vector<Expr> at(shape.size(), make_int(0));
+      at.back() = simplify(base + make_int(span.lo) + (st->leaf[ds].var() * make_int(per_part) + make_int(l)) * make_int(line_elems));
+      out.push_back(Evaluate::make(Call::make(CallOp::kPrefetch, {TensorLoad::make(pf.tensor, at)})));
+    }
+    return out;
   }
 
   // Wraps `inner` (the body of leaf loop `d` of `consumer`) with the stages attached there.

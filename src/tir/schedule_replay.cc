@@ -110,7 +110,8 @@ void Schedule::apply(std::string_view step) {
     if (prim == "unroll") st.unroll(iv);
     if (prim == "parallel") st.parallel(iv);
   } else if (prim == "prefetch") {
-    want(4);
+    if (args.size() != 5) want(4);
+    if (args.size() == 5 && args[4].rfind("spread=", 0) != 0) parse_error(step, "expected spread=AXIS");
     if (args[3].rfind("offset=", 0) != 0) parse_error(step, "expected offset=N");
     Tensor tensor;
     for (const Tensor& t : tensors_read(st.node()->body)) {
@@ -120,7 +121,8 @@ void Schedule::apply(std::string_view step) {
       throw UserError(UserErrorKind::kNotFound, "schedule step '" + std::string(step) + "'",
                       "stage '" + st.name() + "' reads no tensor named '" + args[1] + "'", "");
     }
-    st.prefetch(tensor, find_axis(st, args[2], step), parse_int(step, args[3].substr(7)));
+    const IterVar spread = args.size() == 5 ? find_axis(st, args[4].substr(7), step) : IterVar();
+    st.prefetch(tensor, find_axis(st, args[2], step), parse_int(step, args[3].substr(7)), spread);
   } else if (prim == "compute_at") {
     want(3);
     Stage consumer = stage(args[1]);

@@ -88,6 +88,8 @@ ConvChunkShape conv2d_chunk_shape(const tir::Tensor& anchor, int64_t oc_tile) {
   int64_t pixels = 1;
   for (size_t d = 2; d + 1 < as.size(); ++d) pixels *= as[d];
   c.accumulator_bytes = oc_tile * pixels * as.back() * elem;
+  c.pixels = pixels * as[0];
+  c.channel_tiles = std::max<int64_t>(1, as[1] / std::max<int64_t>(1, oc_tile));
   for (const tir::Tensor& in : anchor->inputs()) {
     if (in.ndim() == 5) c.input_block_bytes = in.shape()[2] * in.shape()[3] * in.shape()[4] * elem;
   }
@@ -290,12 +292,17 @@ int64_t conv2d_k_chunk(const ConvChunkShape& shape) {
   // where panel and input fit L2 (1x1 512 -> 2048 on 7x7, 256 -> 1024 on 14x14) or one block's
   // input does not fit L1 (3x3 256 stride 2 on 14x14 output). So: a panel of at least a quarter
   // of L2 (what each tile re-streams, evicted by the input it reads), panel + input over L2.
-  constexpr int64_t kL1Bytes = 32 << 10, kL2Bytes = 512 << 10, kStackBytes = 16 << 10;
+  // Also on (since the K-blocked nest prefetches the next chunk's weights spread over its pixel
+  // tiles, section "Spreading the weight prefetch") where the weights come from DRAM in a
+  // model's pass (more than L2 in all) and few pixels use each weight (at most 64: the first
+  // tile's wait for them is then a large share of the kernel): 1x1 512 -> 2048 and 1024 -> 2048
+  // stride 2 on 7x7 inside ResNet-50, 8-12 % faster at 1 and 2 threads; not on 14x14 (196 pixels:
+  // 3-6 % slower).
+  constexpr int64_t kL1Bytes = 32 << 10, kL2Bytes = 512 << 10, kStackBytes = 16 << 10, kFewPixels = 64;
   const int64_t per_block = shape.panel_block_bytes + shape.input_block_bytes;
-  if (shape.accumulator_bytes > kStackBytes || shape.in_blocks * shape.panel_block_bytes < kL2Bytes / 4 ||
-      shape.in_blocks * per_block <= kL2Bytes) {
-    return 0;
-  }
+  const bool cache_bound = shape.in_blocks * shape.panel_block_bytes >= kL2Bytes / 4 && shape.in_blocks * per_block > kL2Bytes;
+  const bool dram_bound = shape.pixels <= kFewPixels && shape.in_blocks * shape.panel_block_bytes * shape.channel_tiles > kL2Bytes;
+  if (shape.accumulator_bytes > kStackBytes || !(cache_bound || dram_bound)) return 0;
   for (int64_t d = std::min(shape.in_blocks - 1, kL1Bytes / std::max<int64_t>(1, per_block)); d >= 1; --d) {
     if (shape.in_blocks % d == 0) return d;
   }
@@ -365,8 +372,10 @@ Knobs default_knobs(const ComputeResult& result, const codegen::Target& target) 
       // Flat pixels (small images): one chunk's weights stay cached while all pixels pass.
       const bool rows_outer = !flat && weight_elems * 4 <= (4 << 20) && oh % tile.tile_oh == 0;
       k.set("rows_outer", rows_outer ? 1 : 0);
-      k.set("prefetch", 0);
-      k.set("k_chunk", conv2d_k_chunk(conv2d_chunk_shape(a, tile.oc_tile)));
+      // prefetch: off for the unblocked nest (docs/performance.md), on for the K-blocked one.
+      const int64_t k_chunk = conv2d_k_chunk(conv2d_chunk_shape(a, tile.oc_tile));
+      k.set("k_chunk", k_chunk);
+      k.set("prefetch", k_chunk > 0 ? 1 : 0);
       break;
     }
     case ScheduleKind::kConv2dWinograd:

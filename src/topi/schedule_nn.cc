@@ -220,15 +220,18 @@ void schedule_conv2d_nchwc(tir::Schedule& s, const ComputeResult& r, const Knobs
     sl.compute_at(so, oc_attach);
     auto [kco, kci] = sl.split(sl.reduce_axis(0), k_chunk);
     std::vector<IterVar> order = {sl.axis(0), kco}, tile;
+    IterVar pixel_tiles;  // the innermost loop over register tiles
     if (rank == 4) {  // flat pixels
       auto [ppo, ppi] = sl.split(sl.axis(2), tile_ow);
       order.push_back(ppo);
+      pixel_tiles = ppo;
       tile = {sl.axis(1), ppi};
     } else {
       auto [sho, shi] = sl.split(sl.axis(2), tile_oh);
       auto [swo, swi] = sl.split(sl.axis(3), tile_ow);
       order.push_back(sho);
       order.push_back(swo);
+      pixel_tiles = swo;
       tile = {sl.axis(1), shi, swi};
     }
     for (const IterVar& rv : {kci, sl.reduce_axis(1), sl.reduce_axis(2), sl.reduce_axis(3)}) order.push_back(rv);
@@ -237,6 +240,16 @@ void schedule_conv2d_nchwc(tir::Schedule& s, const ComputeResult& r, const Knobs
     sl.reorder(order);
     for (const IterVar& t : tile) sl.unroll(t);
     if (ob > 1) sl.vectorize(sl.axis(rank - 1));
+    // prefetch=1: the next chunk's weights (the next channel tile's first chunk after the last:
+    // the packed panels follow each other in memory) prefetched while this chunk runs, spread
+    // evenly over its pixel tiles (one line each, a few per tile), so that the weights of late
+    // layers, which come from DRAM, arrive at a steady rate instead of stalling the chunk's
+    // first tile.
+    if (k.has("prefetch") && k.get("prefetch") != 0) {
+      for (const tir::Tensor& in : a->inputs()) {
+        if (in.ndim() == 6) sl.prefetch(in, kco, 1, pixel_tiles);  // the packed weights
+      }
+    }
     schedule_rest(s, r, k, handled);
     return;
   }

@@ -282,6 +282,35 @@ TEST(LowerTest, PrefetchHintsTheNextPanelAtTheTopOfItsLoop) {
   EXPECT_THROW(lower(vec, {mm.a, mm.b, mm.c}, "matmul"), UserError);                   // inside a vectorized loop
 }
 
+// Stage::prefetch with a spread leaf: the span that the next iteration of `ko` reads of B (rows
+// (ko + 1) * 8 .. + 7, 8 x 16 floats = 8 cache lines) is cut into parts of ceil(8 / 6) = 2
+// lines, one part at the top of each of the 6 iterations of `i` (the address flat from the
+// start); values unchanged; the step (with spread=) replays; misuse is refused.
+TEST(LowerTest, SpreadPrefetchCutsTheNextSpanIntoLinesOverTheSpreadLoop) {
+  Matmul mm(6, 16, 32);
+  Schedule s({mm.c});
+  Stage sc = s[mm.c];
+  auto [ko, ki] = sc.split(mm.rk, 8);
+  sc.reorder({ko, sc.axis(0), ki, sc.axis(1)});
+  sc.prefetch(mm.b, ko, 1, sc.axis(0));
+  const std::string text = to_string(mm.check(s));
+  EXPECT_TRUE(contains(text, "for (i, 0, 6) {\n      prefetch(B[k.outer * 128 + i * 32 + 128])\n      prefetch(B[k.outer * 128 + i * 32 + 144])\n"))
+      << text;
+  EXPECT_TRUE(contains(s.to_string(), "prefetch(C, B, k.outer, offset=1, spread=i)\n")) << s.to_string();
+  Schedule replay({mm.c});
+  for (const std::string& step : s.steps()) replay.apply(step);
+  EXPECT_EQ(to_string(lower(replay, {mm.a, mm.b, mm.c}, "matmul")), text);
+
+  Schedule bad({mm.c});
+  Stage bc = bad[mm.c];
+  auto [bo, bi] = bc.split(mm.rk, 8);
+  bc.reorder({bc.axis(0), bo, bi, bc.axis(1)});
+  EXPECT_THROW(bc.prefetch(mm.b, bo, 1, bo), UserError);                                  // spread over its own axis
+  EXPECT_THROW(bad.apply("prefetch(C, B, k.outer, offset=1, i)"), UserError);               // malformed
+  bc.prefetch(mm.b, bo, 1, bc.axis(0));                                                    // i is outside k.outer
+  EXPECT_THROW(lower(bad, {mm.a, mm.b, mm.c}, "matmul"), UserError);
+}
+
 TEST(LowerTest, ComputeInlineSubstitutesTheProducer) {
   Tensor a = placeholder({13}, DType::kF32, "A");
   Tensor b = compute({13}, [&](const std::vector<Var>& i) { return a(i[0]) + 1.0f; }, "B", {"i"});

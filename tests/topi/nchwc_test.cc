@@ -317,8 +317,10 @@ TEST(TopiNchwc, KBlockingFollowsTheCacheRule) {
            {512, 512, 14, 3, 2, 1, "3x3 stride 2 -> 7x7: 32 x (9 KiB + 16 KiB) > L2; one block per L1"},
            {2048, 512, 7, 1, 1, 4, "128 x (1 + 3 KiB) > L2; 4 blocks per L1"},
            {1024, 512, 14, 1, 1, 0, "a 64 KiB panel (under a quarter of L2) stays beside the input"},
-           {512, 2048, 7, 1, 1, 0, "32 x (1 + 3 KiB) fits L2"},
-           {256, 1024, 14, 1, 1, 0, "16 x (1 + 12 KiB) fits L2"},
+           {512, 2048, 7, 1, 1, 4, "fits L2, but 4 MiB of weights (from DRAM) for 49 pixels; 4 blocks per L1"},
+           {1024, 2048, 14, 1, 2, 4, "stride 2 -> 7x7 (input subsampled), 8 MiB of weights; 4 blocks per L1"},
+           {64, 64, 7, 1, 1, 0, "16 KiB of weights stay cached"},
+           {256, 1024, 14, 1, 1, 0, "16 x (1 + 12 KiB) fits L2, and 196 pixels use each weight"},
            {256, 256, 28, 3, 2, 0, "one block's padded input (56 KiB) exceeds L1"},
            {512, 128, 28, 1, 1, 0, "the 28x28 output needs a 49 KiB accumulator"}}) {
     const codegen::Target target = codegen::parse_target("llvm -mcpu=znver3");
@@ -375,11 +377,12 @@ TEST(TopiNchwc, FlatPixelsValues) {
       check_op({"conv2d_nchwc", in, a, {}, sum_tol(cin * k2), k});
     }
     // K-blocked (k_chunk): chunks of 1 block, and of 3 (a shorter last chunk where the blocks
-    // are not a multiple of 3), with the default tile and with a 2-row tile.
+    // are not a multiple of 3), with the default tile and with a 2-row tile, and the spread
+    // prefetch of the next chunk's weights (it reaches past the last one: never read).
     const ComputeResult r = compute_op("conv2d_nchwc", ph, a, layout_hints(codegen::host_target()));
     for (int64_t chunk : {1, 3}) {
       Knobs kb = default_knobs(r, codegen::host_target());
-      kb.set("k_chunk", chunk);
+      kb.set("k_chunk", chunk).set("prefetch", 1);
       check_op({"conv2d_nchwc", in, a, {}, sum_tol(cin * k2), kb});
       if (r.parts.at("anchor").ndim() == 5) {  // rows x columns
         kb.set("tile_oh", 2).set("tile_ow", 3);
@@ -436,9 +439,10 @@ TEST(TopiNchwc, KBlockedNestHasTheChunkLoopOutsideThePixelTiles) {
   std::vector<tir::Tensor> ph;
   for (const auto& t : types) ph.push_back(tir::placeholder(t.shape, t.dtype, "x"));
   const Knobs defaults = default_knobs(compute_op("conv2d_nchwc", ph, a, layout_hints(target)), target);
-  const auto lowered = [&](int64_t chunk) {
+  const auto lowered = [&](int64_t chunk, int64_t prefetch = 1) {
     Knobs k = defaults;
     k.set("k_chunk", chunk);
+    k.set("prefetch", prefetch);
     OpKernelOptions o;
     o.knobs = k;
     return tir::to_string(build_op_kernel("conv2d_nchwc", types, a, target, o));
@@ -454,8 +458,17 @@ TEST(TopiNchwc, KBlockedNestHasTheChunkLoopOutsideThePixelTiles) {
   const size_t accumulator = blocked.find("allocate conv2d_nchwc.local[f32 * 784] stack");
   ASSERT_NE(accumulator, std::string::npos) << blocked;
   EXPECT_LT(accumulator, chunk_loop) << blocked;
+  // The next chunk's weights (2 blocks x 16 x 16 floats = 32 lines, one chunk = 512 floats ahead)
+  // prefetched at the top of each of the 10 pixel tiles, ceil(32 / 10) = 4 lines each.
+  const size_t first_prefetch = blocked.find("prefetch(", pixels);
+  ASSERT_NE(first_prefetch, std::string::npos) << blocked;
+  EXPECT_LT(first_prefetch, blocks) << blocked;
+  size_t count = 0;
+  for (size_t at = first_prefetch; at < blocks; at = blocked.find("prefetch(", at + 1)) ++count;
+  EXPECT_EQ(count, 4u) << blocked;
+  EXPECT_EQ(lowered(2, 0).find("prefetch("), std::string::npos);
   for (int64_t off : {int64_t{0}, int64_t{4}}) {
-    const std::string plain = lowered(off);
+    const std::string plain = lowered(off, 0);
     EXPECT_EQ(plain.find("rco.outer"), std::string::npos) << "k_chunk=" << off << "\n" << plain;
   }
 }

@@ -100,6 +100,8 @@ struct ConvChunkShape {
   int64_t panel_block_bytes = 0;  // weights of one channel block for one channel tile (oc_tile x ob x kh x kw x icb)
   int64_t input_block_bytes = 0;  // one channel block of the (packed, padded) input: H x W x icb
   int64_t accumulator_bytes = 0;  // one channel tile's output: oc_tile x pixels x ob
+  int64_t pixels = 0;             // output pixels (N x OH x OW)
+  int64_t channel_tiles = 1;      // output channel tiles (M / (oc_tile x ob))
 };
 int64_t conv2d_k_chunk(const ConvChunkShape& shape);
 
