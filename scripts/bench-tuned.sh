@@ -7,7 +7,8 @@
 # Compiles MODEL twice with `kiln compile` (timed): without records and with `--records F.db`
 # (the compiler's "tuned: K of T kernels" line is printed). Then, for each thread count and
 # --rounds times, runs the untuned artifact, the tuned one (`kiln run --repeat`) and ONNX Runtime
-# 1.30 (`node ../shared/peers/ort_bench.js`) one right after the other on the same inputs, each
+# 1.30 (`node ../shared/peers/ort_bench.js`) one right after the other (the order rotating from
+# round to round) on the same inputs, each
 # --iters timed runs after 3 warm-ups, and prints the median of the per-round medians and the
 # ratios tuned/untuned, tuned/ORT and untuned/ORT. The outputs of the two artifacts are compared
 # (max |diff| printed). --cpus LIST runs every engine under `taskset -c LIST` (e.g. a core kept
@@ -63,17 +64,25 @@ echo "compile: untuned ${cu} s, tuned ${ct} s"
 "${pin[@]}" "$kiln" run "$work/untuned.so" "${in_args[@]}" --output "$work/untuned.npy" >/dev/null
 "${pin[@]}" "$kiln" run "$work/tuned.so" "${in_args[@]}" --output "$work/tuned.npy" >/dev/null
 "$python" -c "import numpy as n,sys; a=n.load(sys.argv[1]); b=n.load(sys.argv[2]); print('outputs: max |tuned - untuned| = %.3g (max |untuned| %.3g)' % (abs(a.astype('f8')-b).max(), abs(b).max()))" "$work/tuned.npy" "$work/untuned.npy"
+cmp -s "$work/untuned.so" "$work/tuned.so" && echo "artifacts: the tuned one is byte-identical to the untuned one (the records changed no kernel; their ratio is this machine's noise)"
 
 kiln_ms() { "${pin[@]}" "$kiln" run "$1" "${in_args[@]}" --threads "$2" --repeat "$iters" --warmup 3 | sed -n 's/^latency: median \([0-9.]*\) ms.*/\1/p'; }
 ort_ms() { KILN_PEERS_DIR=$peers_dir "${pin[@]}" node "$peers/ort_bench.js" "$model" "${in_args[@]}" --threads "$1" --iters "$iters" --warmup 3 | sed -n 's/.*median_ms=\([0-9.]*\).*/\1/p'; }
-echo "$rounds rounds x $iters runs (after 3 warm-up) per engine: untuned, tuned, ORT alternating"
+echo "$rounds rounds x $iters runs (after 3 warm-up) per engine: untuned, tuned, ORT alternating (order rotated per round)"
 printf '\n%7s %12s %12s %12s %14s %10s %12s\n' threads "untuned ms" "tuned ms" "ORT ms" "tuned/untuned" "tuned/ORT" "untuned/ORT"
 for t in $threads; do
   us=(); ts=(); os=()
-  for _ in $(seq "$rounds"); do
-    us+=("$(kiln_ms "$work/untuned.so" "$t")")
-    ts+=("$(kiln_ms "$work/tuned.so" "$t")")
-    [ $ort = 1 ] && os+=("$(ort_ms "$t")")
+  # The engines' order rotates from round to round (round r starts with engine r mod 3), so that
+  # none always runs right after the same one (on this VM the first of a round was often the
+  # fastest, whichever it was).
+  for r in $(seq "$rounds"); do
+    for k in 0 1 2; do
+      case $(((r + k) % 3)) in
+        0) us+=("$(kiln_ms "$work/untuned.so" "$t")") ;;
+        1) ts+=("$(kiln_ms "$work/tuned.so" "$t")") ;;
+        2) [ $ort = 1 ] && os+=("$(ort_ms "$t")") ;;
+      esac
+    done
   done
   um=$(median "${us[@]}"); tm=$(median "${ts[@]}"); om=-
   [ $ort = 1 ] && om=$(median "${os[@]}")
