@@ -270,20 +270,20 @@ Stage& Stage::unroll(const IterVar& iv) { return set_kind(iv, ForKind::kUnrolled
 Stage& Stage::parallel(const IterVar& iv) { return set_kind(iv, ForKind::kParallel, "parallel"); }
 
 Stage& Stage::prefetch(const Tensor& tensor, const IterVar& axis, int64_t offset) {
-  return prefetch(tensor, axis, offset, IterVar());
+  return prefetch(tensor, axis, offset, std::vector<IterVar>{});
 }
 
-Stage& Stage::prefetch(const Tensor& tensor, const IterVar& axis, int64_t offset, const IterVar& spread) {
+Stage& Stage::prefetch(const Tensor& tensor, const IterVar& axis, int64_t offset, const std::vector<IterVar>& spread) {
   check_leaf(axis, "prefetch");
   if (offset == 0) fail(node_, "prefetch of '" + tensor.name() + "' with offset 0", "prefetch at least one iteration ahead");
   if (!reads_transitively(*sched_, node_->body, tensor.get())) {
     fail(node_, "prefetch of '" + tensor.name() + "', which the stage does not read", "prefetch a tensor the stage reads");
   }
   std::string step = "prefetch(" + name() + ", " + tensor.name() + ", " + axis.var().name() + ", offset=" + std::to_string(offset);
-  if (spread.defined()) {
-    check_leaf(spread, "prefetch");
-    if (spread.same_as(axis)) fail(node_, "prefetch of '" + tensor.name() + "' spread over its own axis", "spread over a loop inside the axis");
-    step += ", spread=" + spread.var().name();
+  for (size_t k = 0; k < spread.size(); ++k) {
+    check_leaf(spread[k], "prefetch");
+    if (spread[k].same_as(axis)) fail(node_, "prefetch of '" + tensor.name() + "' spread over its own axis", "spread over loops inside the axis");
+    step += (k == 0 ? ", spread=" : "+") + spread[k].var().name();
   }
   node_->prefetches.push_back({tensor, axis, offset, spread});
   sched_->record(step + ")");

@@ -230,13 +230,18 @@ class NestBuilder {
     const Expr src = body.as<Reduce>() ? body.as<Reduce>()->source : body;
     for (const PrefetchSpec& pf : st->prefetches) {
       const int d = leaf_position(st, pf.axis);
-      const int ds = pf.spread.defined() ? leaf_position(st, pf.spread) : d;
-      if (ds <= d && pf.spread.defined()) {
-        throw UserError(UserErrorKind::kInvalidArgument, "stage '" + st->op.name() + "'",
-                        "spreads its prefetch of '" + pf.tensor.name() + "' over loop '" + pf.spread.var().name() +
-                            "', which is not inside loop '" + pf.axis.var().name() + "'",
-                        "spread over a loop nested inside the prefetch's axis");
+      std::vector<int> spread_at;  // the spread leaves' positions, increasing, all inside d
+      for (const IterVar& sv : pf.spread) {
+        const int p = leaf_position(st, sv);
+        if (p <= (spread_at.empty() ? d : spread_at.back())) {
+          throw UserError(UserErrorKind::kInvalidArgument, "stage '" + st->op.name() + "'",
+                          "spreads its prefetch of '" + pf.tensor.name() + "' over loop '" + sv.var().name() +
+                              "', which is not inside loop '" + pf.axis.var().name() + "' (and the spread loops before it)",
+                          "spread over loops nested inside the prefetch's axis, outermost first");
+        }
+        spread_at.push_back(p);
       }
+      const int ds = spread_at.empty() ? d : spread_at.back();
       for (int k = 0; k <= ds; ++k) {
         if (st->kind_of(st->leaf[k]) == ForKind::kVectorized) {
           throw UserError(UserErrorKind::kInvalidArgument, "stage '" + st->op.name() + "'",
@@ -257,8 +262,8 @@ class NestBuilder {
         });
         if (dup) continue;
         seen.push_back(a);
-        if (pf.spread.defined()) {
-          for (Stmt& p : spread_prefetch(st, pf, d, ds, idx, sub, ext)) at[ds].push_back(std::move(p));
+        if (!spread_at.empty()) {
+          for (Stmt& p : spread_prefetch(st, pf, d, spread_at, idx, sub, ext)) at[ds].push_back(std::move(p));
         } else {
           at[d].push_back(Evaluate::make(Call::make(CallOp::kPrefetch, {TensorLoad::make(pf.tensor, a)})));
         }
@@ -272,14 +277,15 @@ class NestBuilder {
     return at;
   }
 
-  // A spread prefetch (Stage::prefetch with a spread leaf): the span of flat elements that one
+  // A spread prefetch (Stage::prefetch with spread leaves): the span of flat elements that one
   // read `idx` covers over every iteration of the leaves inside `axis` (leaf d), with `axis`
-  // `offset` iterations ahead, cut into cache lines; iteration p of the spread leaf (leaf ds,
-  // extent T) prefetches lines [p * L, (p + 1) * L), L = ceil(lines / T). The index is written
-  // as a flat element offset in the tensor's last dimension (the others 0: the flattener's sum
-  // of index x stride is the same address). The read's flat index must be affine in the inner
-  // leaves (a bounded difference from its value at their first iteration).
-  std::vector<Stmt> spread_prefetch(const StageNode* st, const PrefetchSpec& pf, int d, int ds,
+  // `offset` iterations ahead, cut into cache lines; iteration p of the spread leaves (at
+  // `spread_at`, counted together: P iterations) prefetches lines [p * L, (p + 1) * L),
+  // L = ceil(lines / P). The index is written as a flat element offset in the tensor's last
+  // dimension (the others 0: the flattener's sum of index x stride is the same address). The
+  // read's flat index must be affine in the inner leaves (a bounded difference from its value at
+  // their first iteration).
+  std::vector<Stmt> spread_prefetch(const StageNode* st, const PrefetchSpec& pf, int d, const std::vector<int>& spread_at,
                                     const std::vector<Expr>& idx,
                                     const std::vector<std::pair<const Variable*, Expr>>& sub,
                                     const std::map<const IterVarNode*, int64_t>& ext) const {
@@ -309,13 +315,19 @@ class NestBuilder {
     const int64_t elem = static_cast<int64_t>(ir::dtype_size(pf.tensor.dtype()));
     const int64_t bytes = (span.hi - span.lo + 1) * elem;
     const int64_t lines = bytes / kLineBytes + (bytes % kLineBytes != 0 ? 1 : 0);
-    const int64_t parts = ext.at(st->leaf[ds].get());
+    int64_t parts = 1;
+    Expr part = make_int(0);
+    for (int p : spread_at) {
+      const int64_t e = ext.at(st->leaf[p].get());
+      part = part * make_int(e) + st->leaf[p].var();
+      parts *= e;
+    }
     const int64_t per_part = (lines + parts - 1) / parts;
     const int64_t line_elems = std::max<int64_t>(1, kLineBytes / elem);
     std::vector<Stmt> out;
     for (int64_t l = 0; l < per_part; ++l) {
       std::vector<Expr> at(shape.size(), make_int(0));
-      at.back() = simplify(base + make_int(span.lo) + (st->leaf[ds].var() * make_int(per_part) + make_int(l)) * make_int(line_elems));
+      at.back() = simplify(base + make_int(span.lo) + (part * make_int(per_part) + make_int(l)) * make_int(line_elems));
       out.push_back(Evaluate::make(Call::make(CallOp::kPrefetch, {TensorLoad::make(pf.tensor, at)})));
     }
     return out;

@@ -111,7 +111,7 @@ void Schedule::apply(std::string_view step) {
     if (prim == "parallel") st.parallel(iv);
   } else if (prim == "prefetch") {
     if (args.size() != 5) want(4);
-    if (args.size() == 5 && args[4].rfind("spread=", 0) != 0) parse_error(step, "expected spread=AXIS");
+    if (args.size() == 5 && args[4].rfind("spread=", 0) != 0) parse_error(step, "expected spread=AXIS[+AXIS...]");
     if (args[3].rfind("offset=", 0) != 0) parse_error(step, "expected offset=N");
     Tensor tensor;
     for (const Tensor& t : tensors_read(st.node()->body)) {
@@ -121,7 +121,12 @@ void Schedule::apply(std::string_view step) {
       throw UserError(UserErrorKind::kNotFound, "schedule step '" + std::string(step) + "'",
                       "stage '" + st.name() + "' reads no tensor named '" + args[1] + "'", "");
     }
-    const IterVar spread = args.size() == 5 ? find_axis(st, args[4].substr(7), step) : IterVar();
+    std::vector<IterVar> spread;  // spread=a+b: loop names joined by '+'
+    for (std::string_view rest = args.size() == 5 ? std::string_view(args[4]).substr(7) : std::string_view(); !rest.empty();) {
+      const size_t plus = rest.find('+');
+      spread.push_back(find_axis(st, std::string(rest.substr(0, plus)), step));
+      rest = plus == std::string_view::npos ? std::string_view() : rest.substr(plus + 1);
+    }
     st.prefetch(tensor, find_axis(st, args[2], step), parse_int(step, args[3].substr(7)), spread);
   } else if (prim == "compute_at") {
     want(3);

@@ -220,18 +220,18 @@ void schedule_conv2d_nchwc(tir::Schedule& s, const ComputeResult& r, const Knobs
     sl.compute_at(so, oc_attach);
     auto [kco, kci] = sl.split(sl.reduce_axis(0), k_chunk);
     std::vector<IterVar> order = {sl.axis(0), kco}, tile;
-    IterVar pixel_tiles;  // the innermost loop over register tiles
+    std::vector<IterVar> pixel_tiles;  // the loops over register tiles
     if (rank == 4) {  // flat pixels
       auto [ppo, ppi] = sl.split(sl.axis(2), tile_ow);
       order.push_back(ppo);
-      pixel_tiles = ppo;
+      pixel_tiles = {ppo};
       tile = {sl.axis(1), ppi};
     } else {
       auto [sho, shi] = sl.split(sl.axis(2), tile_oh);
       auto [swo, swi] = sl.split(sl.axis(3), tile_ow);
       order.push_back(sho);
       order.push_back(swo);
-      pixel_tiles = swo;
+      pixel_tiles = {sho, swo};
       tile = {sl.axis(1), shi, swi};
     }
     for (const IterVar& rv : {kci, sl.reduce_axis(1), sl.reduce_axis(2), sl.reduce_axis(3)}) order.push_back(rv);

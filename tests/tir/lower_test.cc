@@ -292,7 +292,7 @@ TEST(LowerTest, SpreadPrefetchCutsTheNextSpanIntoLinesOverTheSpreadLoop) {
   Stage sc = s[mm.c];
   auto [ko, ki] = sc.split(mm.rk, 8);
   sc.reorder({ko, sc.axis(0), ki, sc.axis(1)});
-  sc.prefetch(mm.b, ko, 1, sc.axis(0));
+  sc.prefetch(mm.b, ko, 1, {sc.axis(0)});
   const std::string text = to_string(mm.check(s));
   EXPECT_TRUE(contains(text, "for (i, 0, 6) {\n      prefetch(B[k.outer * 128 + i * 32 + 128])\n      prefetch(B[k.outer * 128 + i * 32 + 144])\n"))
       << text;
@@ -301,14 +301,34 @@ TEST(LowerTest, SpreadPrefetchCutsTheNextSpanIntoLinesOverTheSpreadLoop) {
   for (const std::string& step : s.steps()) replay.apply(step);
   EXPECT_EQ(to_string(lower(replay, {mm.a, mm.b, mm.c}, "matmul")), text);
 
+  // Two spread loops counted together: 6 x 8 iterations for 8 lines, one line each (the later
+  // ones reach into the span after: a prefetch never faults).
+  Schedule two({mm.c});
+  Stage tc = two[mm.c];
+  auto [to, ti] = tc.split(mm.rk, 8);
+  tc.reorder({to, tc.axis(0), ti, tc.axis(1)});
+  tc.prefetch(mm.b, to, 1, {tc.axis(0), ti});
+  const std::string text2 = to_string(mm.check(two));
+  EXPECT_TRUE(contains(text2, "for (k.inner, 0, 8) {\n        prefetch(B[i * 128 + k.outer * 128 + k.inner * 16 + 128])\n")) << text2;
+  EXPECT_TRUE(contains(two.to_string(), "prefetch(C, B, k.outer, offset=1, spread=i+k.inner)\n")) << two.to_string();
+  Schedule replay2({mm.c});
+  for (const std::string& step : two.steps()) replay2.apply(step);
+  EXPECT_EQ(to_string(lower(replay2, {mm.a, mm.b, mm.c}, "matmul")), text2);
+
   Schedule bad({mm.c});
   Stage bc = bad[mm.c];
   auto [bo, bi] = bc.split(mm.rk, 8);
   bc.reorder({bc.axis(0), bo, bi, bc.axis(1)});
-  EXPECT_THROW(bc.prefetch(mm.b, bo, 1, bo), UserError);                                  // spread over its own axis
+  EXPECT_THROW(bc.prefetch(mm.b, bo, 1, {bo}), UserError);                                // spread over its own axis
   EXPECT_THROW(bad.apply("prefetch(C, B, k.outer, offset=1, i)"), UserError);               // malformed
-  bc.prefetch(mm.b, bo, 1, bc.axis(0));                                                    // i is outside k.outer
+  bc.prefetch(mm.b, bo, 1, {bc.axis(0)});                                                  // i is outside k.outer
   EXPECT_THROW(lower(bad, {mm.a, mm.b, mm.c}, "matmul"), UserError);
+  Schedule order({mm.c});
+  Stage oc = order[mm.c];
+  auto [oo, oi] = oc.split(mm.rk, 8);
+  oc.reorder({oo, oc.axis(0), oi, oc.axis(1)});
+  oc.prefetch(mm.b, oo, 1, {oi, oc.axis(0)});                                               // inner before outer
+  EXPECT_THROW(lower(order, {mm.a, mm.b, mm.c}, "matmul"), UserError);
 }
 
 TEST(LowerTest, ComputeInlineSubstitutesTheProducer) {

@@ -44,14 +44,14 @@ enum class AttachKind : uint8_t { kRoot, kInline, kAt };
 
 // A software prefetch (Stage::prefetch): at the top of each iteration of leaf `axis`, the cache
 // line of every element of `tensor` the stage reads is prefetched as it would be `offset`
-// iterations of `axis` later (the leaves inside `axis` at their first iteration). With a spread
-// leaf, the whole span that iteration reads is prefetched instead, in equal parts at the top of
-// each iteration of `spread` (a leaf inside `axis`).
+// iterations of `axis` later (the leaves inside `axis` at their first iteration). With spread
+// leaves, the whole span that iteration reads is prefetched instead, in equal parts at the top of
+// each iteration of the `spread` leaves (inside `axis`, outermost first) taken together.
 struct PrefetchSpec {
   Tensor tensor;
   IterVar axis;
   int64_t offset = 0;
-  IterVar spread;  // undefined: no spread
+  std::vector<IterVar> spread;  // empty: no spread
 };
 
 class Schedule;
@@ -108,13 +108,14 @@ class Stage {
   Stage& prefetch(const Tensor& tensor, const IterVar& axis, int64_t offset);
   // Spread prefetch: everything that iteration `offset` steps later of leaf `axis` reads of
   // `tensor` (the span of its flat addresses over the leaves inside `axis`: the index must be
-  // affine in them), cut into cache lines and spread evenly over the iterations of leaf
-  // `spread` inside `axis`: iteration p of T prefetches the p-th T-th of the lines. For data
-  // streamed from DRAM that each iteration of `axis` reads several times (once per `spread`
-  // iteration): one prefetch per line, issued at a steady rate over the whole iteration, where
-  // the plain form issues the whole span in the first pass (as fast as the loads it runs beside,
-  // so it waits on memory as they would) and again in every later one.
-  Stage& prefetch(const Tensor& tensor, const IterVar& axis, int64_t offset, const IterVar& spread);
+  // affine in them), cut into cache lines and spread evenly over the iterations of the `spread`
+  // leaves inside `axis` (outermost first; their iterations counted together, P in all):
+  // iteration p of P prefetches the p-th P-th of the lines, at the top of the innermost spread
+  // leaf. For data streamed from DRAM that each iteration of `axis` reads several times (once per
+  // pass of the spread loops): one prefetch per line, issued at a steady rate over the whole
+  // iteration, where the plain form issues the whole span in the first pass (as fast as the
+  // loads it runs beside, so it waits on memory as they would) and again in every later one.
+  Stage& prefetch(const Tensor& tensor, const IterVar& axis, int64_t offset, const std::vector<IterVar>& spread);
   // Computes this stage inside loop `axis` of `consumer`, for the region the consumer's loops
   // inside `axis` need.
   Stage& compute_at(const Stage& consumer, const IterVar& axis);
