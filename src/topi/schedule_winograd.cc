@@ -5,14 +5,19 @@
 //                    tile_p * tile_mb * ob / lanes accumulators, leaving 4 vector registers for
 //                    the weight vectors and the broadcast input;
 //   prefetch         1: the product prefetches the next output-channel chunk's transformed weights
-//                    (one cache line per channel step, a whole panel ahead) while it multiplies
-//                    the current one, so their first pass does not wait on memory; 0: none;
+//                    while it multiplies the current one, so their first pass does not wait on
+//                    memory: spread over the chunk's passes and channel steps (a steady stream),
+//                    or, where the chunk's products exceed 16 KiB, one line per channel step a
+//                    whole panel ahead; 0: none;
 //   wino_tile, ic_block  m and the input's channel block (layout: fixed by the op and its input).
 // Stages:
 //   input    (tile, channel block) parallel, the zero-padded window read through read_or, the a x a points unrolled (folding the per-point
 //            select to one sum), the channel block vectorized;
-//   anchor   (point e, point nu, output-channel chunk) parallel, the tile loop serial inside (its
-//            tail becomes a guard-free shorter tile), then [C, tile_p, tile_mb, ob] in registers;
+//   anchor   (point e, point nu, output-channel chunk) parallel; inside a chunk the passes over
+//            tile_p tiles at a time (the tail a guard-free shorter tile), each [C, tile_p,
+//            tile_mb, ob] in registers, into a stack buffer of the chunk's products that the
+//            anchor's own loop copies out (schedule_product_by_chunk); where those exceed 16 KiB
+//            (large images) the tile blocks are the anchor's loop (schedule_product_by_tile_block);
 //   outputs  (the group's outputs: the output transform with any fused elementwise consumers
 //            inlined) split by m in rows and columns: (n, mo, tile row) parallel, tile column
 //            serial, the m x m positions unrolled (folding the select), ob vectorized.
@@ -25,6 +30,90 @@ namespace kiln::topi {
 
 using tir::IterVar;
 using tir::Stage;
+
+namespace {
+
+// The product runs by chunk (below) where few tiles use each weight panel, so that its stream
+// from DRAM is a large share of the kernel: ResNet-50's 14x14 F(4x4) and 7x7 F(2x2) layers (16
+// tiles) 11-15 % faster at 2 threads on Zen 3; the 28x28 layer (49 tiles) 2-3 % slower and the
+// 56x56 one (196 tiles) 8 % slower, their panels reused enough that the chunk buffer's extra
+// copy costs more (docs/performance.md). And only where a chunk's products (all tiles x tile_mb
+// x ob) fit the stack.
+constexpr int64_t kFewTiles = 32, kChunkAccumulatorBytes = 16 << 10;
+
+// The product by output-channel chunk: the stage of mt only copies each chunk's products (all
+// tiles) out of the accumulator stage, which is attached at the chunk (the parallel loop split
+// once more by 1: a fused loop's region is not a tile) and makes the passes over the tiles,
+// tile_p at a time, each over the whole channel extent into registers. With prefetch, the next
+// chunk's weight panel u[e, nu, mo + tile_mb, :, :] (it follows this one in memory) is
+// prefetched while this chunk runs, spread over its passes and channel steps (the channel loop
+// split so that passes x outer steps give about one step per cache line): a steady stream from
+// DRAM instead of the whole panel during the first pass.
+void schedule_product_by_chunk(tir::Schedule& s, const tir::Tensor& mt, const tir::Tensor& ml, const tir::Tensor& v,
+                               int64_t tile_p, int64_t tile_mb, bool prefetch) {
+  const int64_t ob = mt.shape()[4];
+  Stage sm = s[mt];
+  auto [moo, moi] = sm.split(sm.axis(2), tile_mb);
+  auto [mot, mou] = sm.split(moo, 1);
+  sm.reorder({sm.axis(0), sm.axis(1), mot, mou, sm.axis(3), moi, sm.axis(4)});
+  sm.parallel(fuse_leading(sm, 3));
+  if (ob > 1) sm.vectorize(sm.leaf_axes().back());
+  Stage sl = s[ml];
+  sl.compute_at(sm, mou);
+  auto [mlo, mli] = sl.split(sl.axis(2), tile_mb);  // mlo: one iteration (this chunk)
+  auto [po, pi] = sl.split(sl.axis(3), tile_p);
+  const int64_t c = extent_of(sl.reduce_axis(0));
+  const int64_t passes = (mt.shape()[3] + tile_p - 1) / tile_p;
+  const int64_t lines = std::max<int64_t>(1, c * tile_mb * ob * static_cast<int64_t>(ir::dtype_size(mt.dtype())) / 64);
+  int64_t f = 1;
+  for (int64_t d = 2; d <= c; ++d) {
+    if (c % d == 0 && passes * (c / d) >= lines) f = d;
+  }
+  IterVar steps = sl.reduce_axis(0);
+  if (prefetch && f > 1) {
+    auto [rco, rci] = sl.split(sl.reduce_axis(0), f);
+    sl.reorder({mlo, po, rco, rci, pi, mli, sl.axis(4)});
+    steps = rco;
+  } else {
+    sl.reorder({mlo, po, steps, pi, mli, sl.axis(4)});
+  }
+  if (prefetch) {
+    for (const tir::Tensor& in : mt->inputs()) {
+      if (!in.same_as(v)) sl.prefetch(in, mlo, 1, {po, steps});
+    }
+  }
+  sl.unroll(pi);
+  sl.unroll(mli);
+  if (ob > 1) sl.vectorize(sl.axis(4));
+}
+
+// The product by tile block (chunks whose products exceed the stack: large images): the stage of
+// mt runs (chunk, tile block) with the accumulator stage attached at the block, its
+// [C, tile_p, tile_mb, ob] in registers; with prefetch, each channel step prefetches the line one
+// panel ahead (the next chunk's).
+void schedule_product_by_tile_block(tir::Schedule& s, const tir::Tensor& mt, const tir::Tensor& ml,
+                                    const tir::Tensor& v, int64_t tile_p, int64_t tile_mb, bool prefetch) {
+  const int64_t ob = mt.shape()[4];
+  Stage sm = s[mt];
+  auto [moo, moi] = sm.split(sm.axis(2), tile_mb);
+  auto [po, pi] = sm.split(sm.axis(3), tile_p);
+  sm.reorder({sm.axis(0), sm.axis(1), moo, po, pi, moi, sm.axis(4)});
+  sm.parallel(fuse_leading(sm, 3));
+  if (ob > 1) sm.vectorize(sm.leaf_axes().back());
+  Stage sl = s[ml];
+  sl.compute_at(sm, po);
+  sl.reorder({sl.reduce_axis(0), sl.axis(3), sl.axis(2), sl.axis(4)});
+  sl.unroll(sl.axis(3));
+  sl.unroll(sl.axis(2));
+  if (ob > 1) sl.vectorize(sl.axis(4));
+  if (prefetch) {
+    for (const tir::Tensor& in : mt->inputs()) {
+      if (!in.same_as(v)) sl.prefetch(in, sl.reduce_axis(0), extent_of(sl.reduce_axis(0)));
+    }
+  }
+}
+
+}  // namespace
 
 void winograd_default_knobs(const ComputeResult& r, const LayoutHints& hints, Knobs& k) {
   const tir::Tensor a = r.parts.at("anchor");
@@ -76,26 +165,12 @@ void schedule_conv2d_winograd(tir::Schedule& s, const ComputeResult& r, const Kn
   // Batched product, register-tiled.
   const tir::Tensor ml = s.cache_write(mt);
   handled.push_back(ml);
-  Stage sm = s[mt];
-  {
-    auto [moo, moi] = sm.split(sm.axis(2), tile_mb);
-    auto [po, pi] = sm.split(sm.axis(3), tile_p);
-    sm.reorder({sm.axis(0), sm.axis(1), moo, po, pi, moi, sm.axis(4)});
-    sm.parallel(fuse_leading(sm, 3));
-    if (ob > 1) sm.vectorize(sm.leaf_axes().back());
-    Stage sl = s[ml];
-    sl.compute_at(sm, po);
-    sl.reorder({sl.reduce_axis(0), sl.axis(3), sl.axis(2), sl.axis(4)});
-    sl.unroll(sl.axis(3));
-    sl.unroll(sl.axis(2));
-    if (ob > 1) sl.vectorize(sl.axis(4));
-    // The weight panel u[e, nu, mo, :, :] of the next chunk follows this one in memory: prefetched
-    // one panel (the channel extent) ahead along the channel loop.
-    if (!k.has("prefetch") || k.get("prefetch") != 0) {  // records made before the knob: on
-      for (const tir::Tensor& in : mt->inputs()) {
-        if (!in.same_as(v)) sl.prefetch(in, sl.reduce_axis(0), extent_of(sl.reduce_axis(0)));
-      }
-    }
+  const bool prefetch = !k.has("prefetch") || k.get("prefetch") != 0;  // records made before the knob: on
+  const int64_t elem = static_cast<int64_t>(ir::dtype_size(mt.dtype()));
+  if (mt.shape()[3] <= kFewTiles && mt.shape()[3] * tile_mb * ob * elem <= kChunkAccumulatorBytes) {
+    schedule_product_by_chunk(s, mt, ml, v, tile_p, tile_mb, prefetch);
+  } else {
+    schedule_product_by_tile_block(s, mt, ml, v, tile_p, tile_mb, prefetch);
   }
 
   // Outputs of the group (same shape as the output transform): tiled by m, positions unrolled.

@@ -2,7 +2,8 @@
 // host, against the ops' double references:
 //   - conv2d_winograd_nchwc at odd sizes (tiles sticking out of the output, pads 0/1/asymmetric,
 //     bias or not, both tiles, default and non-default knobs incl. a tile_p that leaves a tail,
-//     with and without the prefetch of the next weight panel);
+//     with and without the prefetch of the next weight panel, the product by chunk and by tile
+//     block);
 //   - winograd_weight_transform's kernel (the non-constant-weight path);
 //   - accuracy on ResNet-50-sized layers: the compiled F(m x m, 3 x 3) kernel vs conv2d_nchwc's
 //     double-accumulated reference on the original weights (the error a model sees).
@@ -18,6 +19,7 @@
 #include "kiln/codegen/llvm_module.h"
 #include "kiln/codegen/target.h"
 #include "kiln/support/error.h"
+#include "kiln/tir/printer.h"
 #include "kiln/topi/build.h"
 #include "kiln/topi/schedule.h"
 #include "topi_test_util.h"
@@ -59,6 +61,44 @@ TEST(TopiWinograd, NonDefaultKnobs) {
   bad.set("vector", 8).set("parallel_min", 16384).set("wino_tile", 4).set("ic_block", 8).set("tile_p", 4).set("tile_mb", 3);
   c.knobs = bad;
   EXPECT_THROW(check_op(c), kiln::UserError);
+}
+
+// The product's two nests: by output-channel chunk (its products over all tiles, 16 x 2 x 8
+// floats here, in one stack buffer; the next chunk's weight panel prefetched spread over the
+// passes and channel steps) and, where those exceed 16 KiB (2 x 32 x 33 tiles of F(2x2)), by
+// tile block (a tile_p x tile_mb x ob register tile per block). Values against the reference
+// with the prefetch on and off in both.
+TEST(TopiWinograd, ProductByChunkOrByTileBlock) {
+  const codegen::Target t = codegen::host_target();
+  const std::vector<ir::TensorType> small = {tt({1, 2, 14, 14, 8}), tt({6, 6, 4, 16, 8})};
+  const std::vector<ir::TensorType> large = {tt({2, 1, 64, 66, 8}), tt({4, 4, 2, 8, 8})};
+  const auto knobs = [](int64_t tile, int64_t tp, int64_t tm, int64_t prefetch) {
+    Knobs k;
+    k.set("vector", 8).set("parallel_min", 16384).set("wino_tile", tile).set("ic_block", 8);
+    k.set("tile_p", tp).set("tile_mb", tm).set("prefetch", prefetch);
+    return k;
+  };
+  const auto lowered = [&](const std::vector<ir::TensorType>& in, int64_t tile, const Knobs& k) {
+    OpKernelOptions o;
+    o.knobs = k;
+    const ir::Attrs attrs = ir::Attrs().set("tile", tile).set("pads", std::vector<int64_t>{1, 1, 1, 1});
+    return tir::to_string(build_op_kernel("conv2d_winograd_nchwc", in, attrs, t, o));
+  };
+  const std::string by_chunk = lowered(small, 4, knobs(4, 6, 2, 1));
+  EXPECT_NE(by_chunk.find("allocate wino_product.local[f32 * 256] stack"), std::string::npos) << by_chunk;
+  EXPECT_NE(by_chunk.find("prefetch("), std::string::npos) << by_chunk;
+  EXPECT_EQ(lowered(small, 4, knobs(4, 6, 2, 0)).find("prefetch("), std::string::npos);
+  const std::string by_block = lowered(large, 2, knobs(2, 6, 2, 1));
+  EXPECT_NE(by_block.find("allocate wino_product.local[f32 * 96] stack"), std::string::npos) << by_block;
+  EXPECT_NE(by_block.find("prefetch("), std::string::npos) << by_block;
+  for (int64_t prefetch : {0, 1}) {
+    OpCase c = wino_case({1, 2, 14, 14, 8}, {6, 6, 4, 16, 8}, 4, {1, 1, 1, 1}, true);
+    c.knobs = knobs(4, 6, 2, prefetch);
+    EXPECT_EQ(check_op(c), 0) << "by chunk, prefetch " << prefetch;
+    OpCase d = wino_case({2, 1, 64, 66, 8}, {4, 4, 2, 8, 8}, 2, {1, 1, 1, 1}, false);
+    d.knobs = knobs(2, 6, 2, prefetch);
+    EXPECT_EQ(check_op(d), 0) << "by tile block, prefetch " << prefetch;
+  }
 }
 
 // The register tile follows the target: 6 tiles x 2 blocks of 8 on AVX2 (16 registers), 14 x 2
