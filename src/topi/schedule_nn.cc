@@ -242,12 +242,16 @@ void schedule_conv2d_nchwc(tir::Schedule& s, const ComputeResult& r, const Knobs
     if (ob > 1) sl.vectorize(sl.axis(rank - 1));
     // prefetch=1: the next chunk's weights (the next channel tile's first chunk after the last:
     // the packed panels follow each other in memory) prefetched while this chunk runs, spread
-    // evenly over its pixel tiles (one line each, a few per tile), so that the weights of late
-    // layers, which come from DRAM, arrive at a steady rate instead of stalling the chunk's
-    // first tile.
+    // evenly over its pixel tiles and, inside each, over the chunk's blocks and taps (a line or
+    // a few per step), so that the weights of late layers, which come from DRAM, arrive at a
+    // steady rate instead of stalling the chunk's first tile. (Spread over the pixel tiles only,
+    // a 3x3 512 conv on 4x5 pixels issued 72 prefetches at the top of each of its 4 tiles and
+    // ran 11 % slower than without K-blocking; spread this way, 25 % faster.)
     if (k.has("prefetch") && k.get("prefetch") != 0) {
+      std::vector<IterVar> spread = pixel_tiles;
+      for (const IterVar& rv : {kci, sl.reduce_axis(1), sl.reduce_axis(2)}) spread.push_back(rv);
       for (const tir::Tensor& in : a->inputs()) {
-        if (in.ndim() == 6) sl.prefetch(in, kco, 1, pixel_tiles);  // the packed weights
+        if (in.ndim() == 6) sl.prefetch(in, kco, 1, spread);  // the packed weights
       }
     }
     schedule_rest(s, r, k, handled);
