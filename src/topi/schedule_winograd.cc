@@ -7,8 +7,8 @@
 //   prefetch         1: the product prefetches the next output-channel chunk's transformed weights
 //                    while it multiplies the current one, so their first pass does not wait on
 //                    memory: spread over the chunk's passes and channel steps (a steady stream),
-//                    or, where the chunk's products exceed 16 KiB, one line per channel step a
-//                    whole panel ahead; 0: none;
+//                    or, by tile block (over 32 tiles, or a chunk's products over 16 KiB), one
+//                    line per channel step a whole panel ahead; 0: none;
 //   wino_tile, ic_block  m and the input's channel block (layout: fixed by the op and its input).
 // Stages:
 //   input    (tile, channel block) parallel, the zero-padded window read through read_or, the a x a points unrolled (folding the per-point
@@ -16,8 +16,9 @@
 //   anchor   (point e, point nu, output-channel chunk) parallel; inside a chunk the passes over
 //            tile_p tiles at a time (the tail a guard-free shorter tile), each [C, tile_p,
 //            tile_mb, ob] in registers, into a stack buffer of the chunk's products that the
-//            anchor's own loop copies out (schedule_product_by_chunk); where those exceed 16 KiB
-//            (large images) the tile blocks are the anchor's loop (schedule_product_by_tile_block);
+//            anchor's own loop copies out (schedule_product_by_chunk); with more than 32 tiles
+//            or where those exceed 16 KiB the tile blocks are the anchor's loop
+//            (schedule_product_by_tile_block);
 //   outputs  (the group's outputs: the output transform with any fused elementwise consumers
 //            inlined) split by m in rows and columns: (n, mo, tile row) parallel, tile column
 //            serial, the m x m positions unrolled (folding the select), ob vectorized.
