@@ -2,6 +2,8 @@
 // it computes (interpreted, compared with a direct C++ evaluation) at odd sizes for tail handling.
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "kiln/support/error.h"
 #include "kiln/support/logging.h"
 #include "kiln/tir/interpreter.h"
@@ -288,32 +290,32 @@ TEST(LowerTest, PrefetchHintsTheNextPanelAtTheTopOfItsLoop) {
 // start); values unchanged; the step (with spread=) replays; misuse is refused.
 TEST(LowerTest, SpreadPrefetchCutsTheNextSpanIntoLinesOverTheSpreadLoop) {
   Matmul mm(6, 16, 32);
-  Schedule s({mm.c});
-  Stage sc = s[mm.c];
-  auto [ko, ki] = sc.split(mm.rk, 8);
-  sc.reorder({ko, sc.axis(0), ki, sc.axis(1)});
-  sc.prefetch(mm.b, ko, 1, {sc.axis(0)});
-  const std::string text = to_string(mm.check(s));
+  // The nest (k.outer, i, k.inner, j) with B's next chunk prefetched spread over the loops that
+  // `pick` chooses from (i, k.inner): the lowered text (values checked by mm.check) and the
+  // schedule's steps, which must replay to the same function.
+  const auto spread_nest = [&](const std::function<std::vector<IterVar>(const IterVar&, const IterVar&)>& pick) {
+    Schedule s({mm.c});
+    Stage sc = s[mm.c];
+    auto [ko, ki] = sc.split(mm.rk, 8);
+    sc.reorder({ko, sc.axis(0), ki, sc.axis(1)});
+    sc.prefetch(mm.b, ko, 1, pick(sc.axis(0), ki));
+    const std::string text = to_string(mm.check(s));
+    Schedule replay({mm.c});
+    for (const std::string& step : s.steps()) replay.apply(step);
+    EXPECT_EQ(to_string(lower(replay, {mm.a, mm.b, mm.c}, "matmul")), text);
+    return std::make_pair(text, s.to_string());
+  };
+  const auto [text, steps] = spread_nest([](const IterVar& i, const IterVar&) { return std::vector<IterVar>{i}; });
   EXPECT_TRUE(contains(text, "for (i, 0, 6) {\n      prefetch(B[k.outer * 128 + i * 32 + 128])\n      prefetch(B[k.outer * 128 + i * 32 + 144])\n"))
       << text;
-  EXPECT_TRUE(contains(s.to_string(), "prefetch(C, B, k.outer, offset=1, spread=i)\n")) << s.to_string();
-  Schedule replay({mm.c});
-  for (const std::string& step : s.steps()) replay.apply(step);
-  EXPECT_EQ(to_string(lower(replay, {mm.a, mm.b, mm.c}, "matmul")), text);
+  EXPECT_TRUE(contains(steps, "prefetch(C, B, k.outer, offset=1, spread=i)\n")) << steps;
 
   // Two spread loops counted together: 6 x 8 iterations for 8 lines, one line each (the later
   // ones reach into the span after: a prefetch never faults).
-  Schedule two({mm.c});
-  Stage tc = two[mm.c];
-  auto [to, ti] = tc.split(mm.rk, 8);
-  tc.reorder({to, tc.axis(0), ti, tc.axis(1)});
-  tc.prefetch(mm.b, to, 1, {tc.axis(0), ti});
-  const std::string text2 = to_string(mm.check(two));
+  const auto [text2, steps2] =
+      spread_nest([](const IterVar& i, const IterVar& ki) { return std::vector<IterVar>{i, ki}; });
   EXPECT_TRUE(contains(text2, "for (k.inner, 0, 8) {\n        prefetch(B[i * 128 + k.outer * 128 + k.inner * 16 + 128])\n")) << text2;
-  EXPECT_TRUE(contains(two.to_string(), "prefetch(C, B, k.outer, offset=1, spread=i+k.inner)\n")) << two.to_string();
-  Schedule replay2({mm.c});
-  for (const std::string& step : two.steps()) replay2.apply(step);
-  EXPECT_EQ(to_string(lower(replay2, {mm.a, mm.b, mm.c}, "matmul")), text2);
+  EXPECT_TRUE(contains(steps2, "prefetch(C, B, k.outer, offset=1, spread=i+k.inner)\n")) << steps2;
 
   Schedule bad({mm.c});
   Stage bc = bad[mm.c];
