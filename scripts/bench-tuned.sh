@@ -8,10 +8,10 @@
 # (the compiler's "tuned: K of T kernels" line is printed). Then, for each thread count and
 # --rounds times, runs the untuned artifact, the tuned one (`kiln run --repeat`) and ONNX Runtime
 # 1.30 (`node ../shared/peers/ort_bench.js`) one right after the other (the order rotating from
-# round to round) on the same inputs, each
-# --iters timed runs after 3 warm-ups, and prints the median of the per-round medians and the
-# ratios tuned/untuned, tuned/ORT and untuned/ORT. The outputs of the two artifacts are compared
-# (max |diff| printed). --cpus LIST runs every engine under `taskset -c LIST` (e.g. a core kept
+# round to round) on the same inputs, each --iters timed runs after 3 warm-ups, and prints the
+# median of the per-round medians and the ratios tuned/untuned, tuned/ORT and untuned/ORT. The
+# outputs of the two artifacts are compared (max |diff| printed; "byte-identical" when the
+# records changed nothing). --cpus LIST runs every engine under `taskset -c LIST` (e.g. a core kept
 # free of other work). Environment: KILN_BUILD_DIR, KILN_PEERS, KILN_PEERS_DIR (as bench-peers.sh).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
