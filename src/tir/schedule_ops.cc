@@ -263,7 +263,7 @@ class NestBuilder {
         if (dup) continue;
         seen.push_back(a);
         if (!spread_at.empty()) {
-          for (Stmt& p : spread_prefetch(st, pf, d, spread_at, idx, sub, ext)) at[ds].push_back(std::move(p));
+          for (Stmt& p : spread_prefetch(st, pf, d, spread_at, idx, a, sub, ext)) at[ds].push_back(std::move(p));
         } else {
           at[d].push_back(Evaluate::make(Call::make(CallOp::kPrefetch, {TensorLoad::make(pf.tensor, a)})));
         }
@@ -281,12 +281,13 @@ class NestBuilder {
   // read `idx` covers over every iteration of the leaves inside `axis` (leaf d), with `axis`
   // `offset` iterations ahead, cut into cache lines; iteration p of the spread leaves (at
   // `spread_at`, counted together: P iterations) prefetches lines [p * L, (p + 1) * L),
-  // L = ceil(lines / P). The index is written as a flat element offset in the tensor's last
-  // dimension (the others 0: the flattener's sum of index x stride is the same address). The
-  // read's flat index must be affine in the inner leaves (a bounded difference from its value at
-  // their first iteration).
+  // L = ceil(lines / P). Each address is the read at the first inner iteration (`first_idx`)
+  // with the line's element offset added to its last dimension (the flattener's sum of index x
+  // stride gives the same address, also for a buffer realized over a region). The read's flat
+  // index must be affine in the inner leaves (a bounded difference from its value at their first
+  // iteration).
   std::vector<Stmt> spread_prefetch(const StageNode* st, const PrefetchSpec& pf, int d, const std::vector<int>& spread_at,
-                                    const std::vector<Expr>& idx,
+                                    const std::vector<Expr>& idx, const std::vector<Expr>& first_idx,
                                     const std::vector<std::pair<const Variable*, Expr>>& sub,
                                     const std::map<const IterVarNode*, int64_t>& ext) const {
     constexpr int64_t kLineBytes = 64;
@@ -326,8 +327,8 @@ class NestBuilder {
     const int64_t line_elems = std::max<int64_t>(1, kLineBytes / elem);
     std::vector<Stmt> out;
     for (int64_t l = 0; l < per_part; ++l) {
-      std::vector<Expr> at(shape.size(), make_int(0));
-      at.back() = simplify(base + make_int(span.lo) + (part * make_int(per_part) + make_int(l)) * make_int(line_elems));
+      std::vector<Expr> at = first_idx;
+      at.back() = simplify(at.back() + make_int(span.lo) + (part * make_int(per_part) + make_int(l)) * make_int(line_elems));
       out.push_back(Evaluate::make(Call::make(CallOp::kPrefetch, {TensorLoad::make(pf.tensor, at)})));
     }
     return out;
