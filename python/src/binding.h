@@ -10,7 +10,7 @@
 
 #include <string>
 
-#include "kiln/ir/dtype.h"
+#include "kiln/ir/tensor_type.h"
 
 namespace kiln::python {
 

@@ -25,7 +25,7 @@
 #include <pybind11/stl.h>
 
 #include "binding.h"
-#include "kiln/ir/dtype.h"
+#include "kiln/ir/tensor_type.h"
 #include "kiln/runtime/kiln_runtime.hpp"
 #include "kiln/support/error.h"
 

@@ -186,7 +186,7 @@ qdq::QuantizedInitializer quantize_weight(const ir::NDArray& w, int axis, bool r
   const float qmax = reduce_range ? 63.0f : 127.0f;
   qdq::QuantizedInitializer q;
   q.axis = axis;
-  const int64_t channels = axis < 0 ? 1 : w.shape()[static_cast<size_t>(axis)];
+  const int64_t channels = axis < 0 ? 1 : static_cast<int64_t>(w.shape()[static_cast<size_t>(axis)]);
   int64_t inner = 1;
   if (axis >= 0) {
     for (size_t d = static_cast<size_t>(axis) + 1; d < w.shape().size(); ++d) inner *= w.shape()[d];

@@ -62,8 +62,8 @@ bool mean_patch(const qdq::ModelNode& n, const ir::Shape& wshape, const ir::Shap
     return false;
   }
   const int64_t c_in = xshape[1];
-  const int64_t h = rank == 2 ? xshape[2] : 1, wd = xshape[rank == 2 ? 3 : 2];
-  const int64_t kh = rank == 2 ? wshape[2] : 1, kw = wshape[rank == 2 ? 3 : 2];
+  const int64_t h = rank == 2 ? static_cast<int64_t>(xshape[2]) : 1, wd = xshape[rank == 2 ? 3 : 2];
+  const int64_t kh = rank == 2 ? static_cast<int64_t>(wshape[2]) : 1, kw = wshape[rank == 2 ? 3 : 2];
   const auto strides = list_or(n, "strides", rank, 1), dil = list_or(n, "dilations", rank, 1);
   std::vector<int64_t> pads = list_or(n, "pads", 2 * rank, 0);
   const std::string auto_pad = n.strings.count("auto_pad") ? n.strings.at("auto_pad") : "NOTSET";

@@ -64,7 +64,7 @@ void CompiledModel::run(const std::vector<std::string>& input_names, const std::
     t.device = {kDLCPU, 0};
     t.ndim = static_cast<int32_t>(inputs[i].shape().size());
     t.dtype = to_dl_dtype(inputs[i].dtype());
-    t.shape = const_cast<int64_t*>(inputs[i].shape().data());
+    t.shape = const_cast<int64_t*>(inputs[i].sizes().data());
     try {
       impl_->exec->set_input(input_names[i], t);
     } catch (const runtime::RuntimeError& e) {

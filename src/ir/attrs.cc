@@ -33,6 +33,7 @@ const char* attr_kind_name(AttrKind kind) {
     case AttrKind::kInts: return "ints";
     case AttrKind::kFloats: return "floats";
     case AttrKind::kDType: return "dtype";
+    case AttrKind::kShape: return "shape";
   }
   return "?";
 }
@@ -64,6 +65,7 @@ std::string attr_value_to_string(const AttrValue& value) {
       return out + "]";
     }
     case AttrKind::kDType: return dtype_name(std::get<DType>(value));
+    case AttrKind::kShape: return shape_to_string(std::get<Shape>(value));
   }
   KILN_IFAIL() << "unknown attribute kind";
 }
@@ -85,5 +87,6 @@ const std::vector<double>& Attrs::get_floats(const std::string& name) const {
   return get_as<std::vector<double>>(*this, name, AttrKind::kFloats);
 }
 DType Attrs::get_dtype(const std::string& name) const { return get_as<DType>(*this, name, AttrKind::kDType); }
+const Shape& Attrs::get_shape(const std::string& name) const { return get_as<Shape>(*this, name, AttrKind::kShape); }
 
 }  // namespace kiln::ir

@@ -43,21 +43,4 @@ bool parse_dtype(std::string_view text, DType* out) {
   return false;
 }
 
-int64_t shape_numel(const Shape& shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
-
-std::string shape_to_string(const Shape& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (i) s += ", ";
-    s += std::to_string(shape[i]);
-  }
-  return s + "]";
-}
-
-std::string TensorType::to_string() const { return std::string(dtype_name(dtype)) + shape_to_string(shape); }
-
 }  // namespace kiln::ir

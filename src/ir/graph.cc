@@ -76,7 +76,7 @@ CallNode::~CallNode() {
 
 NodePtr make_input(std::string name, TensorType type) {
   KILN_ICHECK(!name.empty()) << "graph input without a name";
-  for (int64_t d : type.shape) KILN_ICHECK(d >= 0) << "input '" << name << "' has dimension " << d;
+  for (const Dim& d : type.shape) KILN_ICHECK(d.is_symbolic() || d.value() >= 0) << "input '" << name << "' has dimension " << d.to_string();
   return NodeFactoryAccess::input(std::move(name), std::move(type));
 }
 
@@ -120,8 +120,23 @@ NodePtr make_call(std::string_view op_name, std::vector<Value> args, const Attrs
   return make_call(OpRegistry::global().get(op_name), std::move(args), attrs, std::move(name));
 }
 
-Graph::Graph(std::vector<NodePtr> inputs, std::vector<Value> outputs, std::vector<std::string> output_names)
-    : inputs_(std::move(inputs)), outputs_(std::move(outputs)), output_names_(std::move(output_names)) {
+Graph::Graph(std::vector<NodePtr> inputs, std::vector<Value> outputs, std::vector<std::string> output_names,
+             std::vector<DimVar> dim_vars)
+    : inputs_(std::move(inputs)), outputs_(std::move(outputs)), output_names_(std::move(output_names)),
+      dim_vars_(std::move(dim_vars)) {
+  for (size_t i = 0; i < dim_vars_.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      KILN_ICHECK(!dim_vars_[i].var.same_as(dim_vars_[j].var)) << "size variable '" << dim_vars_[i].name() << "' declared twice";
+    }
+  }
+  for (const auto& in : inputs_) {
+    KILN_ICHECK(in) << "null graph input";
+    for (const Dim& d : in->output_types()[0].shape) {
+      for (const tir::Var& v : dim_vars_of(d)) {
+        if (find_dim_var(v) == nullptr) dim_vars_.push_back(DimVar{v, kDefaultDimMin, kDefaultDimMax});
+      }
+    }
+  }
   for (const auto& in : inputs_) KILN_ICHECK(in && in->kind() == NodeKind::kInput) << "graph input is not an InputNode";
   for (const auto& out : outputs_) KILN_ICHECK(out.defined()) << "undefined graph output";
   if (output_names_.empty()) {
@@ -129,6 +144,13 @@ Graph::Graph(std::vector<NodePtr> inputs, std::vector<Value> outputs, std::vecto
   }
   KILN_ICHECK(output_names_.size() == outputs_.size()) << output_names_.size() << " output names for "
                                                        << outputs_.size() << " outputs";
+}
+
+const DimVar* Graph::find_dim_var(const tir::Var& var) const {
+  for (const DimVar& d : dim_vars_) {
+    if (d.var.same_as(var)) return &d;
+  }
+  return nullptr;
 }
 
 std::vector<NodePtr> Graph::topo_order() const {
@@ -175,6 +197,38 @@ bool structurally_equal(const Graph& a, const Graph& b, std::string* why) {
   };
   if (a.inputs().size() != b.inputs().size()) return fail("different numbers of inputs");
   if (a.outputs().size() != b.outputs().size()) return fail("different numbers of outputs");
+  if (a.dim_vars().size() != b.dim_vars().size()) return fail("different numbers of size variables");
+  for (size_t i = 0; i < a.dim_vars().size(); ++i) {
+    const DimVar& x = a.dim_vars()[i];
+    const DimVar& y = b.dim_vars()[i];
+    if (x.name() != y.name() || x.lo != y.lo || x.hi != y.hi) {
+      return fail("size variable #" + std::to_string(i) + " differs ('" + x.name() + "' " + std::to_string(x.lo) + ".." +
+                  std::to_string(x.hi) + " vs '" + y.name() + "' " + std::to_string(y.lo) + ".." + std::to_string(y.hi) + ")");
+    }
+  }
+  // Types compare by their text: size variables are the graph's own objects, named uniquely.
+  auto same_types = [](const std::vector<TensorType>& x, const std::vector<TensorType>& y) {
+    if (x.size() != y.size()) return false;
+    for (size_t i = 0; i < x.size(); ++i) {
+      if (x[i].dtype != y[i].dtype || x[i].shape.size() != y[i].shape.size()) return false;
+      if (x[i].shape.is_static() && y[i].shape.is_static() ? !(x[i].shape == y[i].shape)
+                                                             : shape_to_string(x[i].shape) != shape_to_string(y[i].shape)) {
+        return false;
+      }
+    }
+    return true;
+  };
+  // Shape attributes compare by text too; the other kinds by value.
+  auto same_attrs = [](const Attrs& x, const Attrs& y) {
+    if (x.values().size() != y.values().size()) return false;
+    for (auto i = x.values().begin(), j = y.values().begin(); i != x.values().end(); ++i, ++j) {
+      if (i->first != j->first) return false;
+      const auto* sx = std::get_if<Shape>(&i->second);
+      const auto* sy = std::get_if<Shape>(&j->second);
+      if (sx && sy ? shape_to_string(*sx) != shape_to_string(*sy) : !(i->second == j->second)) return false;
+    }
+    return true;
+  };
   const auto oa = a.topo_order();
   const auto ob = b.topo_order();
   if (oa.size() != ob.size()) {
@@ -190,7 +244,7 @@ bool structurally_equal(const Graph& a, const Graph& b, std::string* why) {
     const Node& y = *ob[i];
     const std::string where = "node #" + std::to_string(i) + " ('" + x.name() + "')";
     if (x.kind() != y.kind()) return fail(where + ": kinds differ");
-    if (x.output_types() != y.output_types()) return fail(where + ": types differ");
+    if (!same_types(x.output_types(), y.output_types())) return fail(where + ": types differ");
     switch (x.kind()) {
       case NodeKind::kInput:
         if (x.name() != y.name()) return fail(where + ": input names differ ('" + y.name() + "')");
@@ -203,7 +257,7 @@ bool structurally_equal(const Graph& a, const Graph& b, std::string* why) {
         const CallNode& cx = x.as_call();
         const CallNode& cy = y.as_call();
         if (cx.op().name != cy.op().name) return fail(where + ": ops differ (" + cx.op().name + " vs " + cy.op().name + ")");
-        if (!(cx.attrs() == cy.attrs())) return fail(where + ": attributes differ");
+        if (!same_attrs(cx.attrs(), cy.attrs())) return fail(where + ": attributes differ");
         if (cx.args().size() != cy.args().size()) return fail(where + ": argument counts differ");
         for (size_t k = 0; k < cx.args().size(); ++k) {
           if (pos_a.at(cx.args()[k].node.get()) != pos_b.at(cy.args()[k].node.get()) ||

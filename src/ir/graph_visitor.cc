@@ -75,7 +75,7 @@ Graph GraphMutator::mutate(const Graph& graph) {
   }
   std::vector<Value> outputs;
   for (const Value& out : graph.outputs()) outputs.push_back(mapped(out));
-  Graph result(std::move(inputs), std::move(outputs), graph.output_names());
+  Graph result(std::move(inputs), std::move(outputs), graph.output_names(), graph.dim_vars());
   memo_.clear();
   verify_graph_in_debug(result, pass_name_);
   return result;

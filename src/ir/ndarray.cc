@@ -35,8 +35,10 @@ std::shared_ptr<void> aligned_storage(size_t nbytes) {
 }  // namespace
 
 NDArray NDArray::empty(DType dtype, Shape shape) {
+  KILN_ICHECK(shape.is_static()) << "an array of the symbolic shape " << shape_to_string(shape);
   for (int64_t d : shape) KILN_ICHECK(d >= 0) << "negative dimension in " << shape_to_string(shape);
   NDArray a;
+  a.sizes_ = shape;
   a.type_ = TensorType{dtype, std::move(shape)};
   auto storage = aligned_storage(a.type_.nbytes());
   a.data_ = storage.get();
@@ -47,7 +49,9 @@ NDArray NDArray::empty(DType dtype, Shape shape) {
 
 NDArray NDArray::view(TensorType type, const void* data, std::shared_ptr<const void> keep_alive) {
   KILN_ICHECK(data != nullptr || type.nbytes() == 0) << "view of null data";
+  KILN_ICHECK(type.is_static()) << "a view of the symbolic type " << type.to_string();
   NDArray a;
+  a.sizes_ = type.shape;
   a.type_ = std::move(type);
   a.data_ = data;
   a.storage_ = keep_alive ? std::move(keep_alive) : std::shared_ptr<const void>(data, [](const void*) {});
@@ -116,6 +120,7 @@ NDArray NDArray::reshaped(Shape shape) const {
   KILN_ICHECK(shape_numel(shape) == numel())
       << "reshape " << type_.to_string() << " to " << shape_to_string(shape);
   NDArray r = *this;
+  r.sizes_ = shape;
   r.type_.shape = std::move(shape);
   return r;
 }

@@ -69,6 +69,28 @@ Attrs OpRegistry::validate_attrs(const OpDef& op, const Attrs& attrs) const {
       const auto& ints = std::get<std::vector<int64_t>>(v);
       v = std::vector<double>(ints.begin(), ints.end());
     }
+    // A shape where a list of ints is declared (code that builds attributes from a value's shape):
+    // its static sizes.
+    if (spec->kind == AttrKind::kInts && attr_value_kind(v) == AttrKind::kShape) {
+      const Shape& dims = std::get<Shape>(v);
+      if (!dims.is_static()) {
+        throw UserError(UserErrorKind::kUnsupported, "operator '" + op.name + "'",
+                        "attribute '" + name + "' is the symbolic shape " + shape_to_string(dims) +
+                            "; this attribute takes static sizes only",
+                        "pin the model's symbolic dimensions with --input-shape");
+      }
+      v = static_cast<std::vector<int64_t>>(dims);
+    }
+    if (spec->kind == AttrKind::kShape && attr_value_kind(v) == AttrKind::kInts) {
+      const auto& ints = std::get<std::vector<int64_t>>(v);
+      for (int64_t d : ints) {
+        if (d < 0) {
+          throw UserError(UserErrorKind::kInvalidArgument, "operator '" + op.name + "'",
+                          "attribute '" + name + "' has the negative dimension " + std::to_string(d));
+        }
+      }
+      v = Shape(ints);
+    }
     if (attr_value_kind(v) != spec->kind) {
       throw UserError(UserErrorKind::kInvalidArgument, "operator '" + op.name + "'",
                       "attribute '" + name + "' is " + attr_kind_name(attr_value_kind(v)) + ", expected " +

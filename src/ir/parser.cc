@@ -11,6 +11,8 @@
 #include <set>
 
 #include "kiln/ir/text.h"
+#include "kiln/tir/interval.h"
+#include "kiln/tir/simplify.h"
 #include "kiln/support/error.h"
 
 namespace kiln::ir {
@@ -34,6 +36,7 @@ class Parser {
 
   Graph parse() {
     expect_ident("graph");
+    if (accept_punct("<")) parse_dim_decls();
     expect_punct("(");
     std::vector<NodePtr> inputs;
     if (!is_punct(")")) {
@@ -65,7 +68,7 @@ class Parser {
     } while (accept_punct(","));
     expect_punct("}");
     if (cur_.kind != Tok::kEnd) error(cur_, "the end of the text");
-    return Graph(std::move(inputs), std::move(outputs), std::move(names));
+    return Graph(std::move(inputs), std::move(outputs), std::move(names), dim_var_list_);
   }
 
  private:
@@ -163,6 +166,7 @@ class Parser {
     expect_punct(":");
     Token type_tok = cur_;
     TensorType type = parse_type();
+    if (!type.is_static()) error(type_tok, "a static type for a constant");
     if (!ref.empty()) {
       auto it = side_table_.find(ref);
       if (it == side_table_.end()) {
@@ -205,23 +209,145 @@ class Parser {
     if (!parse_dtype(t.text, &type.dtype)) error(t, "a dtype (f32, f64, f16, bf16, i8, u8, i16, u16, i32, u32, i64, u64, bool)");
     expect_punct("[");
     // The element count and the byte size must fit in int64 (numel() and nbytes() multiply
-    // unchecked, and a constant's values are counted against numel()).
+    // unchecked, and a constant's values are counted against numel()). Symbolic dimensions are
+    // checked against their size variables' upper bounds.
     const int64_t max_numel = std::numeric_limits<int64_t>::max() / static_cast<int64_t>(dtype_size(type.dtype));
     int64_t numel = 1;
     if (!is_punct("]")) {
       do {
-        Token d = expect(Tok::kNumber, "a dimension");
-        char* end = nullptr;
-        errno = 0;
-        long long v = std::strtoll(d.text.c_str(), &end, 10);
-        if (*end != '\0' || v < 0 || errno == ERANGE) error(d, "a non-negative integer dimension");
+        Token d = cur_;
+        Dim dim = parse_dim();
+        const int64_t v = dim.is_static() ? dim.value() : upper_bound(dim, d);
+        if (v < 0) error(d, "a non-negative dimension");
         if (v != 0 && numel > max_numel / v) error(d, "a dimension that keeps the tensor's byte size within 64 bits");
         numel *= v;
-        type.shape.push_back(v);
+        type.shape.push_back(dim);
       } while (accept_punct(","));
     }
     expect_punct("]");
     return type;
+  }
+
+  // ---- size variables and dimension expressions ----
+  // graph<NAME: LO..HI, ...>
+  void parse_dim_decls() {
+    do {
+      Token name = expect(Tok::kIdent, "a size variable name");
+      if (!is_dim_var_name(name.text)) error(name, "a size variable name (letters, digits, '_')");
+      if (is_dim_function(name.text)) error(name, "a size variable name that is not a function (floordiv, floormod, min, max)");
+      if (dim_vars_.count(name.text)) error(name, "a new size variable; '" + name.text + "' is declared already");
+      expect_punct(":");
+      Token range = expect(Tok::kNumber, "a range LO..HI");
+      const size_t dots = range.text.find("..");
+      int64_t lo = 0, hi = 0;
+      if (dots == std::string::npos || !parse_int(range.text.substr(0, dots), &lo) ||
+          !parse_int(range.text.substr(dots + 2), &hi) || lo < 0 || lo > hi) {
+        error(range, "a range LO..HI with 0 <= LO <= HI");
+      }
+      DimVar v = make_dim_var(name.text, lo, hi);
+      dim_vars_[name.text] = v;
+      dim_var_list_.push_back(v);
+    } while (accept_punct(","));
+    expect_punct(">");
+  }
+
+  static bool is_dim_function(const std::string& name) {
+    return name == "floordiv" || name == "floormod" || name == "min" || name == "max";
+  }
+
+  static bool parse_int(const std::string& text, int64_t* out) {
+    if (text.empty()) return false;
+    char* end = nullptr;
+    errno = 0;
+    long long v = std::strtoll(text.c_str(), &end, 10);
+    if (*end != '\0' || errno == ERANGE) return false;
+    *out = v;
+    return true;
+  }
+
+  // The largest value of a symbolic dimension over its variables' declared ranges.
+  int64_t upper_bound(const Dim& d, const Token& at) {
+    tir::VarBounds bounds;
+    for (const DimVar& v : dim_var_list_) bounds[v.var.node()] = tir::Interval::range(v.lo, v.hi);
+    const tir::Interval r = tir::bound_of(d.expr(), bounds);
+    if (!r.has_hi()) error(at, "a dimension bounded by its size variables' ranges");
+    return r.hi;
+  }
+
+  // sum := product (('+' | '-') product)*;  product := atom ('*' atom)*
+  // atom := INTEGER | NAME | FUNC '(' sum ',' sum ')' | '(' sum ')'
+  // The lexer reads '+' and '-' as the start of a number: "+1" is the operator and a number.
+  Dim parse_dim() { return Dim::of(parse_dim_sum()); }
+
+  // At a list element that can only be a dimension expression: a size variable, a function, '('.
+  bool starts_dim_expression() const {
+    return is_punct("(") || (cur_.kind == Tok::kIdent && cur_.text != "inf" && cur_.text != "nan");
+  }
+  // After a number: an operator that continues it as an expression.
+  bool continues_dim_expression() const {
+    return is_punct("*") || (cur_.kind == Tok::kNumber && (cur_.text[0] == '+' || cur_.text[0] == '-'));
+  }
+
+  tir::Expr parse_dim_sum() { return parse_dim_sum_from(parse_dim_atom()); }
+
+  // The rest of a sum whose first atom is `first`.
+  tir::Expr parse_dim_sum_from(tir::Expr first) {
+    tir::Expr e = parse_dim_product_rest(std::move(first));
+    while (cur_.kind == Tok::kNumber && (cur_.text[0] == '+' || cur_.text[0] == '-')) {
+      const bool minus = cur_.text[0] == '-';
+      tir::Expr rhs;
+      if (cur_.text.size() == 1) {
+        advance();
+        rhs = parse_dim_product();
+      } else {
+        Token t = cur_;
+        int64_t v = 0;
+        if (!parse_int(t.text.substr(1), &v)) error(t, "an integer");
+        advance();
+        rhs = parse_dim_product_rest(tir::make_int(v));
+      }
+      e = minus ? e - rhs : e + rhs;
+    }
+    return e;
+  }
+
+  tir::Expr parse_dim_product() { return parse_dim_product_rest(parse_dim_atom()); }
+
+  tir::Expr parse_dim_product_rest(tir::Expr e) {
+    while (accept_punct("*")) e = e * parse_dim_atom();
+    return e;
+  }
+
+  tir::Expr parse_dim_atom() {
+    Token t = cur_;
+    if (t.kind == Tok::kNumber) {
+      int64_t v = 0;
+      if (!parse_int(t.text, &v) || v < 0) error(t, "a non-negative integer dimension (put spaces around + and - in an expression)");
+      advance();
+      return tir::make_int(v);
+    }
+    if (accept_punct("(")) {
+      tir::Expr e = parse_dim_sum();
+      expect_punct(")");
+      return e;
+    }
+    if (t.kind != Tok::kIdent) error(t, "a dimension (an integer, a size variable or an expression)");
+    advance();
+    if (is_dim_function(t.text)) {
+      expect_punct("(");
+      tir::Expr a = parse_dim_sum();
+      expect_punct(",");
+      tir::Expr b = parse_dim_sum();
+      expect_punct(")");
+      if (t.text == "min") return tir::min(a, b);
+      if (t.text == "max") return tir::max(a, b);
+      int64_t divisor = 0;
+      if (!tir::as_const_int(tir::simplify(b), &divisor) || divisor <= 0) error(t, t.text + " by a positive integer");
+      return t.text == "floordiv" ? tir::floordiv(a, b) : tir::floormod(a, b);
+    }
+    auto it = dim_vars_.find(t.text);
+    if (it == dim_vars_.end()) error(t, "a size variable declared in graph<...> ('" + t.text + "' is not)");
+    return it->second.var;
   }
 
   struct Number {
@@ -264,15 +390,35 @@ class Parser {
       std::vector<double> values;
       std::vector<int64_t> ints;
       bool all_int = true;
+      // A list with a size variable or an expression (`[batch, seq * 12, 64]`) is a shape.
+      Shape dims;
+      bool symbolic = false;
       if (!is_punct("]")) {
         do {
+          if (!symbolic && starts_dim_expression()) {
+            if (!all_int) error(cur_, "a number (a list mixes floats and dimensions)");
+            symbolic = true;
+            dims = Shape(ints);
+          }
+          if (symbolic) {
+            dims.push_back(parse_dim());
+            continue;
+          }
           Number n = parse_number();
+          if (n.is_int && n.int_value >= 0 && continues_dim_expression()) {
+            symbolic = all_int;
+            if (!symbolic) error(cur_, "',' or ']' (a list mixes floats and dimensions)");
+            dims = Shape(ints);
+            dims.push_back(Dim::of(parse_dim_sum_from(tir::make_int(n.int_value))));
+            continue;
+          }
           values.push_back(n.value);
           ints.push_back(n.int_value);
           all_int = all_int && n.is_int;
         } while (accept_punct(","));
       }
       expect_punct("]");
+      if (symbolic) return dims;
       if (all_int) return ints;
       return values;
     }
@@ -349,7 +495,7 @@ class Parser {
     } else if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
       cur_.kind = Tok::kIdent;
       cur_.text = lex_while([](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '.'; });
-    } else if (std::string_view("(){}[],:=").find(c) != std::string_view::npos) {
+    } else if (std::string_view("(){}[],:=*<>").find(c) != std::string_view::npos) {
       cur_.kind = Tok::kPunct;
       cur_.text = std::string(1, take());
     } else {
@@ -449,6 +595,8 @@ class Parser {
   Token cur_;
   std::map<std::string, Value> symbols_;
   std::set<std::string> node_names_;  // display names of inputs and constants
+  std::map<std::string, DimVar> dim_vars_;  // size variables by name
+  std::vector<DimVar> dim_var_list_;        // ... in declared order
 };
 
 }  // namespace

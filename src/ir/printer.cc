@@ -67,7 +67,16 @@ GraphText print_graph(const Graph& graph, const PrintOptions& options) {
   GraphText result;
   std::ostringstream os;
   std::unordered_map<const Node*, std::vector<std::string>> names;
-  os << "graph(";
+  os << "graph";
+  if (!graph.dim_vars().empty()) {
+    os << "<";
+    for (size_t i = 0; i < graph.dim_vars().size(); ++i) {
+      const DimVar& v = graph.dim_vars()[i];
+      os << (i ? ", " : "") << v.name() << ": " << v.lo << ".." << v.hi;
+    }
+    os << ">";
+  }
+  os << "(";
   for (size_t i = 0; i < graph.inputs().size(); ++i) {
     const Node& in = *graph.inputs()[i];
     names[&in] = {value_name(in.name())};

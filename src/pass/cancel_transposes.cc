@@ -84,7 +84,7 @@ class Canceller : public ir::GraphMutator {
 
   static bool layout_free(const ir::CallNode& node) {
     for (const auto& spec : node.op().attrs) {
-      if (spec.kind == ir::AttrKind::kInts) return false;
+      if (spec.kind == ir::AttrKind::kInts || spec.kind == ir::AttrKind::kShape) return false;
     }
     return true;
   }

@@ -33,7 +33,10 @@ class Folder : public ir::GraphMutator {
     }
     if (!node.op().reference) return rebuild_call(node, new_args);
     int64_t out_elems = 0;
-    for (const auto& t : node.output_types()) out_elems += t.numel();
+    for (const auto& t : node.output_types()) {
+      if (!t.is_static()) return rebuild_call(node, new_args);  // sized at run time (an expand to a symbolic shape)
+      out_elems += t.numel();
+    }
     const auto& opt = ctx_.options();
     const double limit = std::max(opt.fold_growth_limit * static_cast<double>(in_elems),
                                   static_cast<double>(opt.fold_small_limit));

@@ -344,7 +344,7 @@ class FuseOps final : public Pass {
     }
     std::vector<Value> outputs;
     for (const auto& out : graph.outputs()) outputs.push_back(outer.at(out.node.get()).at(out.index));
-    return ir::Graph(graph.inputs(), outputs, graph.output_names());
+    return ir::Graph(graph.inputs(), outputs, graph.output_names(), graph.dim_vars());
   }
 };
 

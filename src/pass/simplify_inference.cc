@@ -16,7 +16,7 @@
 //     running its reference implementation once; reshape to the same shape, identity transpose,
 //     zero pads, full slices...). Tensors too big to hold distinct exact values are skipped.
 //   - reshape(reshape(x)) becomes one reshape of x (none when it restores x's shape);
-//   - an elementwise call (no int-list attribute, so not expand) whose arguments are all reshapes
+//   - an elementwise call (no int-list or shape attribute, so not expand) whose arguments are all reshapes
 //     inserting/removing unit dimensions of same-shaped values (no broadcasting) runs before the reshape: f(reshape(a), reshape(b)) ->
 //     reshape(f(a, b)), so a 1-D conv's epilogue (relu, residual add) fuses into the conv and
 //     the [N, C, 1, L] <-> [N, C, L] reshapes between 1-D convs merge away;
@@ -184,7 +184,7 @@ class Simplifier : public ir::GraphMutator {
     }
     // An op whose attributes describe a shape or axes (expand's target shape) is tied to its rank.
     for (const auto& spec : node.op().attrs) {
-      if (spec.kind == ir::AttrKind::kInts) return std::nullopt;
+      if (spec.kind == ir::AttrKind::kInts || spec.kind == ir::AttrKind::kShape) return std::nullopt;
     }
     const ir::Shape& out = node.output_types()[0].shape;
     std::vector<Value> sources;

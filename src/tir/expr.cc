@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "kiln/ir/tensor_type.h"
 #include "kiln/support/error.h"
 #include "kiln/tir/printer.h"
 #include "kiln/tir/tensor.h"

@@ -6,6 +6,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "kiln/ir/tensor_type.h"
 #include "kiln/support/error.h"
 #include "kiln/tir/ir_visitor.h"
 #include "kiln/tir/tensor.h"

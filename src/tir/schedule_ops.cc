@@ -5,6 +5,7 @@
 #include <map>
 
 #include "kiln/support/error.h"
+#include "kiln/ir/tensor_type.h"
 #include "kiln/tir/interval.h"
 #include "kiln/tir/ir_mutator.h"
 #include "kiln/tir/ir_visitor.h"

@@ -93,6 +93,8 @@ class Simplifier : public IRMutator {
         scaled.add(l, c);
         return canonical(scaled);
       }
+      // Products of index variables become one canonical term (simplify_linear.cc).
+      if (a.type() == kIndexType) return canonical(to_linear(same(op, a, b) ? Expr(op) : Mul::make(a, b)));
       return same(op, a, b) ? Expr(op) : Mul::make(a, b);
     }
     if (Expr v = vector_arith(IRNodeKind::kMul, a, b); v.defined()) return v;

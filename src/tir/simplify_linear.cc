@@ -24,6 +24,47 @@ int64_t wrap_add(int64_t a, int64_t b) {
   return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
 }
 
+void decompose(const Expr& e, int64_t scale, Linear* out);
+
+// The variables of a product of i64 variables (v, v * w, (v * 2) * w ...) and its constant
+// factor; false for anything else (a load, a sum, a division).
+bool monomial_factors(const Expr& e, std::vector<Expr>* vars, int64_t* coeff) {
+  int64_t c;
+  if (e.as<Variable>()) {
+    vars->push_back(e);
+    return true;
+  }
+  if (const auto* m = e.as<Mul>()) {
+    if (as_const_int(m->b, &c)) {
+      *coeff = wrap_mul(*coeff, c);
+      return monomial_factors(m->a, vars, coeff);
+    }
+    if (as_const_int(m->a, &c)) {
+      *coeff = wrap_mul(*coeff, c);
+      return monomial_factors(m->b, vars, coeff);
+    }
+    return monomial_factors(m->a, vars, coeff) && monomial_factors(m->b, vars, coeff);
+  }
+  return false;
+}
+
+// A product of index variables as one canonical term: the variables sorted by name (then by
+// identity's first appearance), the constant factor pulled out. `batch * (seq * 4) * 8` and
+// `seq * batch * 32` both give the term `batch * seq` with coefficient 32, so symbolic sizes
+// (graph dimensions) that are equal compare equal. Other products stay atoms as they were.
+bool decompose_monomial(const Expr& e, int64_t scale, Linear* out) {
+  if (e.type() != kIndexType) return false;
+  std::vector<Expr> vars;
+  int64_t coeff = 1;
+  if (!monomial_factors(e, &vars, &coeff) || vars.size() < 2) return false;
+  std::stable_sort(vars.begin(), vars.end(),
+                   [](const Expr& a, const Expr& b) { return a.as<Variable>()->name < b.as<Variable>()->name; });
+  Expr term = vars[0];
+  for (size_t i = 1; i < vars.size(); ++i) term = Mul::make(term, vars[i]);
+  out->add_term(term, wrap_mul(scale, coeff));
+  return true;
+}
+
 void decompose(const Expr& e, int64_t scale, Linear* out) {
   if (const auto* i = e.as<IntImm>()) {
     out->constant = wrap_add(out->constant, wrap_mul(i->value, scale));
@@ -43,6 +84,7 @@ void decompose(const Expr& e, int64_t scale, Linear* out) {
     int64_t c;
     if (as_const_int(m->b, &c)) return decompose(m->a, wrap_mul(scale, c), out);
     if (as_const_int(m->a, &c)) return decompose(m->b, wrap_mul(scale, c), out);
+    if (decompose_monomial(e, scale, out)) return;
   }
   out->add_term(e, scale);
 }

@@ -1,6 +1,7 @@
 // Placeholders, computes and reduction axes.
 #include "kiln/tir/tensor.h"
 
+#include "kiln/ir/tensor_type.h"
 #include "kiln/support/error.h"
 #include "kiln/tir/ir_visitor.h"
 

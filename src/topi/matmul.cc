@@ -105,7 +105,7 @@ ComputeResult matmul_compute(const std::vector<Tensor>& in, const ir::Attrs&, co
   const bool blocked = ra >= 2 && rb >= 2;
   const int64_t N = rb >= 2 ? b.shape().back() : 1;
   const int64_t nb = blocked ? n_block_for(N, hints) : 0;
-  const int64_t M = blocked ? oshape[nbatch] : 1;
+  const int64_t M = blocked ? static_cast<int64_t>(oshape[nbatch]) : 1;
   const int64_t tile_m = blocked ? row_tile(M, hints) : 1;
   // Few rows (M <= kDirectMaxM): each element of B is used by at most that many FMAs, so packing it
   // (a read and a write of all of B, and a buffer as large, in every call) would cost as much as

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "kiln/ir/dtype.h"
+#include "kiln/ir/tensor_type.h"
 #include "kiln/tir/tensor.h"
 
 namespace kiln::topi {

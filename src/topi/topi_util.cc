@@ -30,7 +30,7 @@ std::vector<Expr> broadcast_indices(const std::vector<Var>& out, const ir::Shape
 
 Expr ravel(const std::vector<Expr>& idx, const ir::Shape& shape) {
   Expr flat = Expr(0);
-  for (size_t d = 0; d < shape.size(); ++d) flat = d == 0 ? idx[d] : flat * shape[d] + idx[d];
+  for (size_t d = 0; d < shape.size(); ++d) flat = d == 0 ? idx[d] : flat * shape[d].expr() + idx[d];
   return flat;
 }
 

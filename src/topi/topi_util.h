@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "kiln/ir/dtype.h"
+#include "kiln/ir/tensor_type.h"
 #include "kiln/support/error.h"
 #include "kiln/tir/expr.h"
 #include "kiln/tir/tensor.h"

@@ -36,7 +36,7 @@ DLTensor as_dltensor(ir::NDArray& a) {
   t.ndim = static_cast<int32_t>(a.shape().size());
   t.dtype = DLDataType{static_cast<uint8_t>(ir::is_float(a.dtype()) ? kDLFloat : kDLInt),
                        static_cast<uint8_t>(ir::dtype_size(a.dtype()) * 8), 1};
-  t.shape = const_cast<int64_t*>(a.shape().data());
+  t.shape = const_cast<int64_t*>(a.sizes().data());
   return t;
 }
 

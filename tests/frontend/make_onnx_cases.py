@@ -266,6 +266,38 @@ def main():
     # A dynamic batch dimension: fixed by --input-shape in the tests.
     save_case("dynamic_batch", [helper.make_node("Relu", ["x"], ["y"])], [("x", a)], [("y", np.maximum(a, 0))],
               input_shapes={"x": ["N", 3, 4]})
+    # Symbolic dimensions kept by the importer (OnnxImportOptions::symbolic_dims): a CNN with a
+    # dynamic batch and image size, and an attention-like block with a dynamic batch and sequence.
+    cw, cb = randf(4, 3, 3, 3), randf(4)
+    fw, fb = randf(5, 4), randf(5)
+    cx = randf(2, 3, 8, 6)
+    ch = F.relu(F.conv2d(t(cx), t(cw), t(cb), padding=1))
+    ch = F.max_pool2d(ch, 2)
+    ch = ch.mean(dim=(2, 3))
+    save_case("dynamic_cnn", [
+        helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c"], ["r"]),
+        helper.make_node("MaxPool", ["r"], ["p"], kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("GlobalAveragePool", ["p"], ["g"]),
+        helper.make_node("Flatten", ["g"], ["f"]),
+        helper.make_node("Gemm", ["f", "fw", "fb"], ["y"], transB=1)],
+        [("x", cx)], [("y", (ch @ t(fw).T + t(fb)).numpy())],
+        initializers=[("w", cw), ("b", cb), ("fw", fw), ("fb", fb)],
+        input_shapes={"x": ["batch", 3, "height", "width"]})
+    ex, ew, es, eb = randf(2, 5, 8), randf(8, 8), randf(8), randf(8)
+    eq = t(ex) @ t(ew)
+    att = torch.softmax(eq @ eq.transpose(1, 2), dim=-1) @ eq
+    ey = F.layer_norm(att + t(ex), (8,), t(es), t(eb), 1e-5)
+    save_case("dynamic_attention", [
+        helper.make_node("MatMul", ["x", "w"], ["q"]),
+        helper.make_node("Transpose", ["q"], ["qt"], perm=[0, 2, 1]),
+        helper.make_node("MatMul", ["q", "qt"], ["s"]),
+        helper.make_node("Softmax", ["s"], ["p"], axis=-1),
+        helper.make_node("MatMul", ["p", "q"], ["a"]),
+        helper.make_node("Add", ["a", "x"], ["r"]),
+        helper.make_node("LayerNormalization", ["r", "ls", "lb"], ["y"], axis=-1, epsilon=1e-5)],
+        [("x", ex)], [("y", ey.numpy())], initializers=[("w", ew), ("ls", es), ("lb", eb)],
+        input_shapes={"x": ["batch size", "seq", 8]}, opset=17)
 
     # Math / normalization converters with opset-dependent forms (expected values from numpy).
     hx = randf(2, 3, 4)

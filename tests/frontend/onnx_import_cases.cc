@@ -37,6 +37,8 @@ std::vector<std::string> case_names() {
 OnnxImportOptions options_for(const std::string& name) {
   OnnxImportOptions o;
   if (name == "dynamic_batch") o.input_shapes["x"] = {2, 3, 4};
+  if (name == "dynamic_cnn") o.input_shapes["x"] = {2, 3, 8, 6};
+  if (name == "dynamic_attention") o.input_shapes["x"] = {2, 5, 8};
   return o;
 }
 
@@ -74,7 +76,7 @@ TEST(OnnxImport, ShapeSubgraphFoldsToConstants) {
   ASSERT_EQ(g.num_calls(), 1) << ir::graph_to_text(g);
   const auto& call = g.outputs()[0].node->as_call();
   EXPECT_EQ(call.op().name, "reshape");
-  EXPECT_EQ(call.attrs().get_ints("shape"), (std::vector<int64_t>{2, 12}));
+  EXPECT_EQ(call.attrs().get_shape("shape"), (ir::Shape{2, 12}));
   ir::Graph h = import_onnx((kRoot / "cases/constant_of_shape/model.onnx").string());
   EXPECT_EQ(h.num_calls(), 1) << ir::graph_to_text(h);
 }
@@ -236,4 +238,78 @@ TEST(OnnxImportErrors, InputShapeOptionSyntax) {
 }
 
 }  // namespace
+// With symbolic_dims the model's symbolic input dimensions stay size variables through every
+// op; the symbolic output type, evaluated at sizes, is the output type of the model imported with
+// those sizes pinned.
+TEST(OnnxImport, SymbolicDimensionsReachTheOutputs) {
+  SKIP_IF_NO_CASES();
+  struct Case {
+    std::string model;
+    std::string input_type;  // as printed
+    std::vector<std::map<std::string, int64_t>> sizes;
+    std::vector<std::string> order;  // the input's axes: variable name, or "" for a fixed size
+    std::vector<int64_t> fixed;
+  };
+  const std::vector<Case> cases = {
+      {"dynamic_cnn", "f32[batch, 3, height, width]",
+       {{{"batch", 1}, {"height", 2}, {"width", 2}}, {{"batch", 3}, {"height", 9}, {"width", 17}}},
+       {"batch", "", "height", "width"}, {0, 3, 0, 0}},
+      {"dynamic_attention", "f32[batch_size, seq, 8]",
+       {{{"batch_size", 1}, {"seq", 1}}, {{"batch_size", 4}, {"seq", 77}}},
+       {"batch_size", "seq", ""}, {0, 0, 8}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.model);
+    const std::string path = (kRoot / "cases" / c.model / "model.onnx").string();
+    OnnxImportOptions o;
+    o.symbolic_dims = true;
+    ir::Graph g = import_onnx(path, o);
+    EXPECT_TRUE(ir::verify_graph(g).empty());
+    EXPECT_EQ(g.inputs()[0]->output_types()[0].to_string(), c.input_type);
+    const ir::TensorType out = g.outputs()[0].type();
+    EXPECT_FALSE(out.is_static()) << out.to_string();
+    ir::GraphText text = ir::print_graph(g);
+    std::string why;
+    EXPECT_TRUE(ir::structurally_equal(g, ir::parse_graph(text.text, text.side_table), &why)) << why << "\n" << text.text;
+    for (const auto& sizes : c.sizes) {
+      OnnxImportOptions pinned;
+      ir::Shape shape;
+      for (size_t i = 0; i < c.order.size(); ++i) shape.push_back(c.order[i].empty() ? c.fixed[i] : sizes.at(c.order[i]));
+      pinned.input_shapes["x"] = shape;
+      const ir::TensorType want = import_onnx(path, pinned).outputs()[0].type();
+      ir::Shape got;
+      for (const ir::Dim& d : out.shape) got.push_back(ir::evaluate_dim(d, sizes));
+      EXPECT_EQ(ir::shape_to_string(got), ir::shape_to_string(want.shape)) << "symbolic " << out.to_string();
+    }
+  }
+}
+
+TEST(OnnxImport, SizeVariableRanges) {
+  SKIP_IF_NO_CASES();
+  const std::string path = (kRoot / "cases/dynamic_attention/model.onnx").string();
+  OnnxImportOptions o;
+  o.symbolic_dims = true;
+  parse_dim_option("seq=1..512", &o.dim_ranges);
+  parse_dim_option("batch_size=4", &o.dim_ranges);
+  ir::Graph g = import_onnx(path, o);
+  ASSERT_EQ(g.dim_vars().size(), 2u);
+  EXPECT_EQ(g.dim_vars()[0].name(), "batch_size");
+  EXPECT_EQ(g.dim_vars()[0].lo, 4);
+  EXPECT_EQ(g.dim_vars()[0].hi, 4);
+  EXPECT_EQ(g.dim_vars()[1].hi, 512);
+  EXPECT_NE(ir::print_graph(g).text.find("graph<batch_size: 4..4, seq: 1..512>("), std::string::npos);
+  OnnxImportOptions unknown;
+  unknown.symbolic_dims = true;
+  parse_dim_option("sequence=1..8", &unknown.dim_ranges);
+  expect_user_error([&] { import_onnx(path, unknown); }, UserErrorKind::kNotFound, {"--dim sequence", "batch_size, seq"});
+  std::map<std::string, std::pair<int64_t, int64_t>> r;
+  expect_user_error([&] { parse_dim_option("seq=9..2", &r); }, UserErrorKind::kInvalidArgument, {"empty"});
+  expect_user_error([&] { parse_dim_option("seq=a..2", &r); }, UserErrorKind::kInvalidArgument, {"'a'"});
+  expect_user_error([&] { parse_dim_option("se q=1..2", &r); }, UserErrorKind::kInvalidArgument, {"not a size variable name"});
+  parse_dim_option("seq=3", &r);
+  expect_user_error([&] { parse_dim_option("seq=4", &r); }, UserErrorKind::kInvalidArgument, {"given twice"});
+  // Without symbolic_dims the dimensions are still refused, naming the fix.
+  expect_user_error([&] { import_onnx(path); }, UserErrorKind::kInvalidArgument, {"'seq'", "--input-shape x:"});
+}
+
 }  // namespace kiln::frontend

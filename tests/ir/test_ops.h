@@ -48,7 +48,7 @@ inline void register_test_ops() {
       throw UserError(UserErrorKind::kInvalidArgument, "t_split2", "axis 0 must be even");
     }
     TensorType half = in[0];
-    half.shape[0] /= 2;
+    half.shape[0] = dim_floordiv(half.shape[0], Dim(2));
     return std::vector<TensorType>{half, half};
   };
   split.reference = [](const std::vector<NDArray>& in, const Attrs&, const std::vector<TensorType>& out) {

@@ -286,7 +286,7 @@ TEST(TopiNchwc, FlatPixelsFollowTheTileModel) {
                              std::to_string(c.size) + "x" + std::to_string(c.size);
     EXPECT_EQ(r.parts.at("anchor").ndim(), c.flat ? 4 : 5) << what;
     EXPECT_EQ(r.parts.count("unflatten"), c.flat ? 1u : 0u) << what;
-    EXPECT_EQ(r.outputs[0].shape(), (ir::Shape{1, 128 / c.b, out, out, c.b})) << what;
+    EXPECT_EQ(r.outputs[0].shape(), (std::vector<int64_t>{1, 128 / c.b, out, out, c.b})) << what;
     const Knobs k = default_knobs(r, target);
     EXPECT_EQ(k.get("tile_ow"), c.tile_ow) << what;
     if (c.flat) {

@@ -71,7 +71,7 @@ DLTensor view_of(ir::NDArray& a, DLDataType dtype) {
   t.device = {kDLCPU, 0};
   t.ndim = static_cast<int32_t>(a.shape().size());
   t.dtype = dtype;
-  t.shape = const_cast<int64_t*>(a.shape().data());
+  t.shape = const_cast<int64_t*>(a.sizes().data());
   return t;
 }
 

@@ -29,7 +29,7 @@
 #include <vector>
 
 #include "kiln/codegen/target.h"
-#include "kiln/ir/dtype.h"
+#include "kiln/ir/tensor_type.h"
 #include "kiln/ir/ndarray.h"
 #include "kiln/runtime/artifact_format.h"
 

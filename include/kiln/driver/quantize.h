@@ -34,7 +34,7 @@
 #include <string>
 #include <vector>
 
-#include "kiln/ir/dtype.h"
+#include "kiln/ir/tensor_type.h"
 
 namespace kiln::driver {
 

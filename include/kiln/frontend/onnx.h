@@ -30,6 +30,14 @@ struct OnnxImportOptions {
   // so inputs that Kiln needs at compile time (a Reshape's shape, a Clip's bounds fed as graph
   // inputs, as ONNX's node tests do) can be given. The array's dtype must match the input's.
   std::map<std::string, ir::NDArray> constant_inputs;
+  // Keeps the dimensions the model leaves symbolic (ONNX dim_param, or no size) as size variables
+  // of the graph (kiln/ir/dim.h) instead of refusing them: one variable per dim_param name
+  // (made an identifier: other characters become '_'), `<input>_d<axis>` for an unnamed one.
+  // --input-shape still pins an input. Off: every such dimension is an error that lists them.
+  bool symbolic_dims = false;
+  // Declared ranges of size variables, by name (`--dim NAME=LO..HI`); the others get
+  // [ir::kDefaultDimMin, ir::kDefaultDimMax]. A name the model does not use is a UserError.
+  std::map<std::string, std::pair<int64_t, int64_t>> dim_ranges;
 };
 
 ir::Graph import_onnx(const std::string& path, const OnnxImportOptions& options = {});
@@ -58,6 +66,10 @@ void parse_input_shape_option(const std::string& spec, std::map<std::string, ir:
 // Parses one `--bind` value, `NAME=FILE.npy`, reading the array into `out` (for
 // OnnxImportOptions::constant_inputs). A malformed value or a repeated name is a
 // UserError(kInvalidArgument); an unreadable file is read_npy's UserError.
+// Parses one `--dim NAME=LO..HI` (or NAME=N for LO = HI = N) into `out`. A malformed value or a
+// repeated name is a UserError(kInvalidArgument).
+void parse_dim_option(const std::string& spec, std::map<std::string, std::pair<int64_t, int64_t>>* out);
+
 void parse_bind_option(const std::string& spec, std::map<std::string, ir::NDArray>* out);
 
 }  // namespace kiln::frontend

@@ -10,19 +10,21 @@
 #include <variant>
 #include <vector>
 
-#include "kiln/ir/dtype.h"
+#include "kiln/ir/tensor_type.h"
 
 namespace kiln::ir {
 
-enum class AttrKind : uint8_t { kInt, kFloat, kString, kInts, kFloats, kDType };
+enum class AttrKind : uint8_t { kInt, kFloat, kString, kInts, kFloats, kDType, kShape };
 
 const char* attr_kind_name(AttrKind kind);
 
-// A value of one attribute. kDType is stored as the DType enum.
-using AttrValue = std::variant<int64_t, double, std::string, std::vector<int64_t>, std::vector<double>, DType>;
+// A value of one attribute. kDType is stored as the DType enum; kShape is a list of dimensions,
+// static or symbolic (a reshape's target shape). Where a kShape is declared, a kInts value is
+// accepted (and converted) by the registry.
+using AttrValue = std::variant<int64_t, double, std::string, std::vector<int64_t>, std::vector<double>, DType, Shape>;
 
 AttrKind attr_value_kind(const AttrValue& value);
-// Text form, e.g. `3`, `1.5`, `"nearest"`, `[2, 2]`, `[0.5, 1]`, `f32`.
+// Text form, e.g. `3`, `1.5`, `"nearest"`, `[2, 2]`, `[0.5, 1]`, `f32`, `[batch, seq * 12, 64]`.
 std::string attr_value_to_string(const AttrValue& value);
 
 class Attrs {
@@ -44,6 +46,7 @@ class Attrs {
   const std::vector<int64_t>& get_ints(const std::string& name) const;
   const std::vector<double>& get_floats(const std::string& name) const;
   DType get_dtype(const std::string& name) const;
+  const Shape& get_shape(const std::string& name) const;
 
   // Sorted by name.
   const std::map<std::string, AttrValue>& values() const { return values_; }

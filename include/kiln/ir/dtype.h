@@ -1,12 +1,11 @@
-// Element types of Kiln's tensors and the tensor type (dtype + static shape) of a graph value.
+// Element types of Kiln's tensors. The tensor type of a graph value (dtype + shape) is in
+// kiln/ir/tensor_type.h.
 #ifndef KILN_IR_DTYPE_H_
 #define KILN_IR_DTYPE_H_
 
 #include <cstddef>
 #include <cstdint>
-#include <string>
 #include <string_view>
-#include <vector>
 
 namespace kiln::ir {
 
@@ -22,26 +21,6 @@ const char* dtype_name(DType dtype);
 // Parses a text name; returns false when `text` names no dtype.
 bool parse_dtype(std::string_view text, DType* out);
 bool is_float(DType dtype);
-
-// Shape of a tensor: every dimension known and >= 0 (Kiln compiles static shapes).
-using Shape = std::vector<int64_t>;
-
-// Number of elements of a shape (1 for a scalar, shape {}).
-int64_t shape_numel(const Shape& shape);
-// "[1, 3, 224, 224]"
-std::string shape_to_string(const Shape& shape);
-
-struct TensorType {
-  DType dtype = DType::kF32;
-  Shape shape;
-
-  int64_t numel() const { return shape_numel(shape); }
-  size_t nbytes() const { return static_cast<size_t>(numel()) * dtype_size(dtype); }
-  int rank() const { return static_cast<int>(shape.size()); }
-  // "f32[1, 64, 112, 112]"
-  std::string to_string() const;
-  bool operator==(const TensorType&) const = default;
-};
 
 }  // namespace kiln::ir
 

@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "kiln/ir/attrs.h"
-#include "kiln/ir/dtype.h"
+#include "kiln/ir/tensor_type.h"
 #include "kiln/ir/ndarray.h"
 #include "kiln/ir/op.h"
 
@@ -128,12 +128,19 @@ class Graph {
  public:
   Graph() = default;
   // `inputs` are InputNodes. `output_names` is empty (names "out0", "out1", ... are made up) or has
-  // one name per output.
-  Graph(std::vector<NodePtr> inputs, std::vector<Value> outputs, std::vector<std::string> output_names = {});
+  // one name per output. `dim_vars` declares the ranges of size variables; every variable that an
+  // input's shape uses and `dim_vars` does not list gets the default range (kiln/ir/dim.h).
+  Graph(std::vector<NodePtr> inputs, std::vector<Value> outputs, std::vector<std::string> output_names = {},
+        std::vector<DimVar> dim_vars = {});
 
   const std::vector<NodePtr>& inputs() const { return inputs_; }
   const std::vector<Value>& outputs() const { return outputs_; }
   const std::vector<std::string>& output_names() const { return output_names_; }
+  // The size variables of the inputs' shapes with their ranges: those declared, then the others
+  // in first-use order. Empty for a graph of static shapes.
+  const std::vector<DimVar>& dim_vars() const { return dim_vars_; }
+  // The declaration of `var`, nullptr when it is not one of this graph's size variables.
+  const DimVar* find_dim_var(const tir::Var& var) const;
 
   // Every node once, arguments before their users; inputs first, in declared order.
   std::vector<NodePtr> topo_order() const;
@@ -144,6 +151,7 @@ class Graph {
   std::vector<NodePtr> inputs_;
   std::vector<Value> outputs_;
   std::vector<std::string> output_names_;
+  std::vector<DimVar> dim_vars_;
 };
 
 // True when both graphs have the same structure: inputs (names, types), constants (names, types,

@@ -10,7 +10,7 @@
 #include <memory>
 #include <span>
 
-#include "kiln/ir/dtype.h"
+#include "kiln/ir/tensor_type.h"
 
 namespace kiln::ir {
 
@@ -29,6 +29,8 @@ class NDArray {
   const TensorType& type() const { return type_; }
   DType dtype() const { return type_.dtype; }
   const Shape& shape() const { return type_.shape; }
+  // The shape as plain sizes (an NDArray's shape is always static), e.g. for a DLTensor.
+  const std::vector<int64_t>& sizes() const { return sizes_; }
   int64_t numel() const { return type_.numel(); }
   size_t nbytes() const { return type_.nbytes(); }
 
@@ -63,6 +65,7 @@ class NDArray {
 
  private:
   TensorType type_;
+  std::vector<int64_t> sizes_;  // type_.shape's sizes
   std::shared_ptr<const void> storage_;
   const void* data_ = nullptr;
   bool writable_ = false;

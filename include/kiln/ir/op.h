@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "kiln/ir/attrs.h"
-#include "kiln/ir/dtype.h"
+#include "kiln/ir/tensor_type.h"
 #include "kiln/ir/ndarray.h"
 
 namespace kiln::ir {

@@ -16,7 +16,7 @@
 
 #include "kiln/codegen/target.h"
 #include "kiln/ir/attrs.h"
-#include "kiln/ir/dtype.h"
+#include "kiln/ir/tensor_type.h"
 #include "kiln/tir/stmt.h"
 #include "kiln/topi/compute.h"
 #include "kiln/topi/schedule.h"

@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include "kiln/ir/attrs.h"
-#include "kiln/ir/dtype.h"
+#include "kiln/ir/tensor_type.h"
 #include "kiln/tir/tensor.h"
 #include "kiln/topi/compute.h"
 

@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <string>
 
-#include "kiln/ir/dtype.h"
+#include "kiln/ir/tensor_type.h"
 #include "kiln/ir/ndarray.h"
 
 namespace kiln::frontend::onnx_import {

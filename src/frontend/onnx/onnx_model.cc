@@ -21,6 +21,7 @@
 #include "node_order.h"
 #include "onnx_tensor_proto.h"
 #include "onnx_node.h"
+#include "size_variables.h"
 
 namespace kiln::frontend {
 namespace {
@@ -418,6 +419,7 @@ ir::Graph import_onnx_bytes(const std::string& bytes, const std::string& model_d
   // versions list every weight there) is the constant: Kiln compiles weights in.
   std::vector<ir::NodePtr> inputs;
   std::vector<UnknownDim> unknown_dims;  // symbolic dims without --input-shape, all reported at once
+  onnx_import::SizeVariables size_vars(options.dim_ranges);  // ... or kept, with symbolic_dims
   std::set<std::string> input_names;
   for (const auto& vi : g.input()) {
     if (initializer_names.count(vi.name())) continue;
@@ -491,6 +493,10 @@ ir::Graph import_onnx_bytes(const std::string& bytes, const std::string& model_d
       for (int i = 0; i < tt.shape().dim_size(); ++i) {
         const auto& d = tt.shape().dim(i);
         if (!d.has_dim_value() || d.dim_value() < 0) {
+          if (options.symbolic_dims) {
+            shape.push_back(size_vars.dim(vi.name(), i, d.dim_param()));
+            continue;
+          }
           unknown_dims.push_back({vi.name(), i, d.dim_param(), tt.shape().dim_size()});
           known = false;
         }
@@ -498,7 +504,7 @@ ir::Graph import_onnx_bytes(const std::string& bytes, const std::string& model_d
       }
       if (!known) continue;
     }
-    onnx_import::checked_tensor_size(dtype, shape, display_name + ": input '" + vi.name() + "'");
+    if (shape.is_static()) onnx_import::checked_tensor_size(dtype, shape, display_name + ": input '" + vi.name() + "'");
     ctx.unique_name(vi.name());
     ir::NodePtr node = ir::make_input(vi.name(), {dtype, shape});
     inputs.push_back(node);
@@ -557,7 +563,7 @@ ir::Graph import_onnx_bytes(const std::string& bytes, const std::string& model_d
     }
   }
   if (outputs.empty()) throw UserError(UserErrorKind::kParse, display_name, "the graph has no outputs");
-  ir::Graph graph(std::move(inputs), std::move(outputs), std::move(output_names));
+  ir::Graph graph(std::move(inputs), std::move(outputs), std::move(output_names), size_vars.finish());
   ir::verify_graph_in_debug(graph, "ONNX import of " + display_name);
   KILN_LOG(frontend, kInfo) << display_name << ": imported " << graph.num_calls() << " calls (opset " << opset << ")";
   return graph;

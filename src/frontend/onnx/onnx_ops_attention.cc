@@ -83,7 +83,7 @@ Value add_bias(ImportContext& ctx, const Value& bias, const Value& part) {
 
 // True when some row (last axis) of the constant `bias` is entirely -inf.
 bool has_fully_masked_row(const NDArray& bias) {
-  const int64_t n = bias.shape().empty() ? 1 : bias.shape().back();
+  const int64_t n = bias.shape().empty() ? 1 : static_cast<int64_t>(bias.shape().back());
   if (n == 0) return bias.numel() > 0;
   for (int64_t r = 0; r < bias.numel() / n; ++r) {
     bool all = true;

@@ -407,7 +407,7 @@ Value integer_matmul(ImportContext& ctx, size_t ai, size_t bi, const Value& azp,
   return y;
 }
 
-int64_t rows_of(const Value& a) { return a.type().rank() >= 2 ? a.type().shape[a.type().rank() - 2] : 1; }
+int64_t rows_of(const Value& a) { return a.type().rank() >= 2 ? static_cast<int64_t>(a.type().shape[a.type().rank() - 2]) : 1; }
 
 std::vector<Value> convert_matmul_integer(ImportContext& ctx) {
   const Value a = ctx.input(0), b = ctx.input(1);

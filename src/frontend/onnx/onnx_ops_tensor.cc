@@ -153,9 +153,9 @@ std::vector<Value> convert_flatten(ImportContext& ctx) {
   int64_t axis = ctx.attr_int("axis", 1);
   if (axis < -rank || axis > rank) ctx.fail_invalid("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
   if (axis < 0) axis += rank;
-  int64_t outer = 1, inner = 1;
-  for (int64_t i = 0; i < rank; ++i) (i < axis ? outer : inner) *= in[i];
-  return {reshape_to(ctx, x, {outer, inner})};
+  ir::Dim outer = 1, inner = 1;
+  for (int64_t i = 0; i < rank; ++i) (i < axis ? outer : inner) = ir::dim_mul(i < axis ? outer : inner, in[i]);
+  return {reshape_to(ctx, x, Shape{outer, inner})};
 }
 
 std::vector<int64_t> axes_from(ImportContext& ctx, int input_since, bool* given) {
@@ -210,7 +210,7 @@ std::vector<Value> convert_unsqueeze(ImportContext& ctx) {
   }
   Shape out;
   size_t k = 0;
-  for (int64_t i = 0; i < out_rank; ++i) out.push_back(inserted[i] ? 1 : in[k++]);
+  for (int64_t i = 0; i < out_rank; ++i) out.push_back(inserted[i] ? ir::Dim(1) : in[k++]);
   return {reshape_to(ctx, x, out)};
 }
 

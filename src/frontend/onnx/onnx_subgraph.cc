@@ -67,6 +67,11 @@ void convert_node(ImportContext& ctx, const OnnxNode& node) {
     throw UserError(UserErrorKind::kInvalidArgument, ctx.node_subject(),
                     "ran out of memory while converting (a constant or a value evaluated at import is too large)",
                     "the model is corrupt, or this machine lacks the memory to import it");
+  } catch (const ir::SymbolicSizeError& e) {
+    throw UserError(UserErrorKind::kUnsupported, ctx.node_subject(),
+                    "needs the static size of the symbolic dimension '" + e.dim() +
+                        "' (this operator's import does not work on symbolic shapes yet)",
+                    e.hint());
   } catch (const std::out_of_range& e) {
     // The safety net under the converters' own shape checks: an operand of a rank the converter
     // indexes past (found by fuzzing; each case also gets its own check with a precise message).

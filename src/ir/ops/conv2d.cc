@@ -13,9 +13,18 @@
 
 namespace kiln::ir::ops {
 
-int64_t sliding_output_size(const std::string& op, int dim, int64_t in, int64_t kernel, int64_t stride, int64_t dilation,
-                            int64_t pad_begin, int64_t pad_end, bool ceil_mode) {
+Dim sliding_output_size(const std::string& op, int dim, const Dim& in_dim, int64_t kernel, int64_t stride,
+                        int64_t dilation, int64_t pad_begin, int64_t pad_end, bool ceil_mode) {
   const int64_t effective = (kernel - 1) * dilation + 1;
+  if (in_dim.is_symbolic()) {
+    // floor((in + pads - effective) / stride) + 1; with ceil_mode, rounded up but never past a
+    // window that starts in the end padding: min(ceil(...), floor((in + pad_begin - 1) / stride) + 1).
+    const Dim span = dim_add(in_dim, Dim(pad_begin + pad_end - effective));
+    if (!ceil_mode) return dim_add(dim_floordiv(span, Dim(stride)), Dim(1));
+    return dim_min(dim_add(dim_ceildiv(span, Dim(stride)), Dim(1)),
+                   dim_add(dim_floordiv(dim_add(in_dim, Dim(pad_begin - 1)), Dim(stride)), Dim(1)));
+  }
+  const int64_t in = in_dim.value();
   const int64_t span = in + pad_begin + pad_end - effective;
   if (span < 0) {
     throw UserError(UserErrorKind::kInvalidArgument, op + " spatial dimension " + std::to_string(dim),
@@ -101,9 +110,9 @@ std::vector<TensorType> infer_conv2d(const std::vector<TensorType>& in, const At
   if (in.size() > 2 && in[2].shape != Shape{m}) {
     fail_input(kOp, 2, "bias", "has shape " + shape_to_string(in[2].shape) + ", expected [" + std::to_string(m) + "]");
   }
-  const int64_t oh = sliding_output_size(kOp, 0, x.shape[2], w.shape[2], strides[0], dilations[0], pads[0], pads[2], false);
-  const int64_t ow = sliding_output_size(kOp, 1, x.shape[3], w.shape[3], strides[1], dilations[1], pads[1], pads[3], false);
-  return {{x.dtype, {x.shape[0], m, oh, ow}}};
+  const Dim oh = sliding_output_size(kOp, 0, x.shape[2], w.shape[2], strides[0], dilations[0], pads[0], pads[2], false);
+  const Dim ow = sliding_output_size(kOp, 1, x.shape[3], w.shape[3], strides[1], dilations[1], pads[1], pads[3], false);
+  return {{x.dtype, Shape{x.shape[0], m, oh, ow}}};
 }
 
 std::vector<NDArray> reference_conv2d(const std::vector<NDArray>& in, const Attrs& attrs,

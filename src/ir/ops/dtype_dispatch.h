@@ -15,7 +15,7 @@
 #include <limits>
 #include <type_traits>
 
-#include "kiln/ir/dtype.h"
+#include "kiln/ir/tensor_type.h"
 #include "kiln/ir/ndarray.h"
 #include "kiln/support/error.h"
 

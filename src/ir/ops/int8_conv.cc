@@ -100,7 +100,7 @@ std::vector<TensorType> infer_conv(const std::vector<TensorType>& in, const Attr
   require_dtype(kConv, 1, "packed_w", pw, DType::kI32);
   require_rank(kConv, 1, "packed_w", pw, 5, "[M/ob, ceil(C/4), KH, KW, ob] (int8_pack_conv_weights)");
   const int64_t c = attrs.get_int("channels");
-  const int64_t xc = x.rank() == 5 ? x.shape[1] * x.shape[4] : x.shape[1];
+  const int64_t xc = x.rank() == 5 ? x.shape[1] * x.shape[4] : static_cast<int64_t>(x.shape[1]);
   if (xc != c) fail_input(kConv, 0, "x", "has " + std::to_string(xc) + " channels, the channels attribute says " + std::to_string(c));
   if (pw.shape[1] != (c + 3) / 4) fail_input(kConv, 1, "packed_w", "does not hold ceil(C/4) channel words");
   const int64_t m = pw.shape[0] * pw.shape[4];
@@ -124,7 +124,7 @@ std::vector<NDArray> reference_conv(const std::vector<NDArray>& in, const Attrs&
   const NDArray& xa = in[0];
   const bool blocked = xa.shape().size() == 5;
   const Shape &xs = xa.shape(), &ps = in[1].shape(), &os = out[0].shape;
-  const int64_t N = xs[0], ib = blocked ? xs[4] : 1, C = attrs.get_int("channels"), H = xs[2], W = xs[3];
+  const int64_t N = xs[0], ib = blocked ? static_cast<int64_t>(xs[4]) : 1, C = attrs.get_int("channels"), H = xs[2], W = xs[3];
   const int64_t C4 = ps[1], KH = ps[2], KW = ps[3], ob = ps[4], OH = os[2], OW = os[3], M = ps[0] * ob;
   const auto& s = attrs.get_ints("strides");
   const auto& p = attrs.get_ints("pads");

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "kiln/ir/dtype.h"
+#include "kiln/ir/tensor_type.h"
 #include "kiln/ir/ndarray.h"
 
 namespace kiln::ir::ops {

@@ -49,13 +49,8 @@ std::vector<TensorType> infer_matmul(const std::vector<TensorType>& in, const At
   if (b.rank() < 1) fail_input("matmul", 1, "b", "is a scalar; matmul needs rank >= 1");
   const Shape as = a.rank() == 1 ? Shape{1, a.shape[0]} : a.shape;
   const Shape bs = b.rank() == 1 ? Shape{b.shape[0], 1} : b.shape;
-  const int64_t k = as.back();
-  if (bs[bs.size() - 2] != k) {
-    throw UserError(UserErrorKind::kInvalidArgument, "matmul inputs 0 (a) and 1 (b)",
-                    "shapes " + shape_to_string(a.shape) + " and " + shape_to_string(b.shape) +
-                        " do not match: a's last dimension is " + std::to_string(k) +
-                        ", b's second-to-last is " + std::to_string(bs[bs.size() - 2]));
-  }
+  require_same_dim("matmul inputs 0 (a) and 1 (b) of shapes " + shape_to_string(a.shape) + " and " + shape_to_string(b.shape),
+                   as.back(), bs[bs.size() - 2], "a's last dimension and b's second-to-last");
   const Shape a_batch(as.begin(), as.end() - 2), b_batch(bs.begin(), bs.end() - 2);
   Shape out = broadcast_shapes("matmul", {a_batch, b_batch}, {"a", "b"});
   if (a.rank() > 1) out.push_back(as[as.size() - 2]);
@@ -73,8 +68,8 @@ std::vector<NDArray> reference_matmul(const std::vector<NDArray>& in, const Attr
   const Shape a_batch(as.begin(), as.end() - 2), b_batch(bs.begin(), bs.end() - 2);
   Shape batch = a_batch.size() >= b_batch.size() ? a_batch : b_batch;
   for (size_t i = 0; i < std::min(a_batch.size(), b_batch.size()); ++i) {
-    int64_t& d = batch[batch.size() - 1 - i];
-    d = std::max(a_batch[a_batch.size() - 1 - i], b_batch[b_batch.size() - 1 - i]);
+    batch[batch.size() - 1 - i] =
+        std::max<int64_t>(a_batch[a_batch.size() - 1 - i], b_batch[b_batch.size() - 1 - i]);
   }
   // Element strides of each operand's matrices over the broadcast batch.
   std::vector<int64_t> strides[2] = {broadcast_strides(a_batch, batch), broadcast_strides(b_batch, batch)};
@@ -107,19 +102,16 @@ std::vector<TensorType> infer_gemm(const std::vector<TensorType>& in, const Attr
   require_rank("gemm", 0, "a", in[0], 2, "([M, K], or [K, M] with trans_a)");
   require_rank("gemm", 1, "b", in[1], 2, "([K, N], or [N, K] with trans_b)");
   const bool ta = attrs.get_int("trans_a") != 0, tb = attrs.get_int("trans_b") != 0;
-  const int64_t m = ta ? in[0].shape[1] : in[0].shape[0], k = ta ? in[0].shape[0] : in[0].shape[1];
-  const int64_t kb = tb ? in[1].shape[1] : in[1].shape[0], n = tb ? in[1].shape[0] : in[1].shape[1];
-  if (k != kb) {
-    throw UserError(UserErrorKind::kInvalidArgument, "gemm inputs 0 (a) and 1 (b)",
-                    "shapes " + shape_to_string(in[0].shape) + " and " + shape_to_string(in[1].shape) +
-                        " (trans_a=" + std::to_string(ta) + ", trans_b=" + std::to_string(tb) +
-                        ") have inner dimensions " + std::to_string(k) + " and " + std::to_string(kb));
+  const Dim m = ta ? in[0].shape[1] : in[0].shape[0], k = ta ? in[0].shape[0] : in[0].shape[1];
+  const Dim kb = tb ? in[1].shape[1] : in[1].shape[0], n = tb ? in[1].shape[0] : in[1].shape[1];
+  require_same_dim("gemm inputs 0 (a) and 1 (b) of shapes " + shape_to_string(in[0].shape) + " and " +
+                       shape_to_string(in[1].shape) + " (trans_a=" + std::to_string(ta) + ", trans_b=" + std::to_string(tb) + ")",
+                   k, kb, "the inner dimensions");
+  if (in.size() > 2 && !broadcasts_to(in[2].shape, Shape{m, n})) {
+    fail_input("gemm", 2, "c", "has shape " + shape_to_string(in[2].shape) + ", which does not broadcast to " +
+                                   shape_to_string(Shape{m, n}));
   }
-  if (in.size() > 2 && !broadcasts_to(in[2].shape, {m, n})) {
-    fail_input("gemm", 2, "c", "has shape " + shape_to_string(in[2].shape) + ", which does not broadcast to [" +
-                                   std::to_string(m) + ", " + std::to_string(n) + "]");
-  }
-  return {{in[0].dtype, {m, n}}};
+  return {{in[0].dtype, Shape{m, n}}};
 }
 
 std::vector<NDArray> reference_gemm(const std::vector<NDArray>& in, const Attrs& attrs, const std::vector<TensorType>& out_types) {

@@ -134,26 +134,42 @@ Shape broadcast_shapes(const std::string& op, const std::vector<Shape>& shapes, 
       if (out[d] == 1) {
         out[d] = s[i];
         owner[d] = static_cast<int>(k);
-      } else if (out[d] != s[i]) {
+      } else if (!(out[d] == s[i])) {
         const int o = owner[d];
-        throw UserError(UserErrorKind::kInvalidArgument,
-                        op + " inputs " + std::to_string(o) + " (" + names[o] + ") and " + std::to_string(k) + " (" +
-                            names[k] + ")",
+        const std::string subject = op + " inputs " + std::to_string(o) + " (" + names[o] + ") and " +
+                                    std::to_string(k) + " (" + names[k] + ")";
+        const std::string dims = " (dimension " + out[d].to_string() + " vs " + s[i].to_string() + ")";
+        if (out[d].is_static() && s[i].is_static()) {
+          throw UserError(UserErrorKind::kInvalidArgument, subject,
+                          "shapes " + shape_to_string(shapes[o]) + " and " + shape_to_string(s) + " do not broadcast" + dims,
+                          "numpy broadcasting needs each pair of trailing dimensions to be equal or 1");
+        }
+        // A symbolic dimension against a different one: equal, or one of them 1, only at run time.
+        throw UserError(UserErrorKind::kUnsupported, subject,
                         "shapes " + shape_to_string(shapes[o]) + " and " + shape_to_string(s) +
-                            " do not broadcast (dimension " + std::to_string(out[d]) + " vs " +
-                            std::to_string(s[i]) + ")",
-                        "numpy broadcasting needs each pair of trailing dimensions to be equal or 1");
+                            " broadcast only if their sizes turn out equal (or 1) at run time" + dims +
+                            "; Kiln needs broadcast dimensions it can prove equal",
+                        "give both dimensions one size variable, or pin them with --input-shape");
       }
     }
   }
   return out;
 }
 
+void require_same_dim(const std::string& subject, const Dim& a, const Dim& b, const std::string& what) {
+  if (a == b) return;
+  const std::string dims = what + " are " + a.to_string() + " and " + b.to_string();
+  if (dims_provably_differ(a, b)) throw UserError(UserErrorKind::kInvalidArgument, subject, dims + ", which differ");
+  throw UserError(UserErrorKind::kUnsupported, subject,
+                  dims + ", which Kiln cannot prove equal (only run time could tell)",
+                  "give both dimensions one size variable, or pin them with --input-shape");
+}
+
 bool broadcasts_to(const Shape& from, const Shape& to) {
   if (from.size() > to.size()) return false;
   for (size_t i = 0; i < from.size(); ++i) {
-    const int64_t f = from[from.size() - 1 - i];
-    if (f != 1 && f != to[to.size() - 1 - i]) return false;
+    const Dim& f = from[from.size() - 1 - i];
+    if (!(f == 1) && !(f == to[to.size() - 1 - i])) return false;
   }
   return true;
 }

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "kiln/ir/attrs.h"
-#include "kiln/ir/dtype.h"
+#include "kiln/ir/tensor_type.h"
 #include "kiln/ir/ndarray.h"
 #include "kiln/ir/op.h"
 #include "kiln/support/error.h"
@@ -59,6 +59,10 @@ int64_t axis_attr(const std::string& op, const Attrs& attrs, const std::string& 
 
 // numpy's multidirectional broadcast of the shapes; throws naming `op` and the inputs that clash.
 Shape broadcast_shapes(const std::string& op, const std::vector<Shape>& shapes, const std::vector<std::string>& names);
+// Checks that dimensions `a` and `b` are equal. When they provably differ: UserError
+// (kInvalidArgument) "<subject>: <what> are <a> and <b>"; when only run time could tell (a symbolic
+// dimension not provably equal to the other): UserError(kUnsupported) saying so.
+void require_same_dim(const std::string& subject, const Dim& a, const Dim& b, const std::string& what);
 // True when `from` broadcasts (unidirectionally) to `to`.
 bool broadcasts_to(const Shape& from, const Shape& to);
 
@@ -76,7 +80,7 @@ void for_each_strided(const Shape& out_shape, const std::vector<int64_t> (&strid
   if (total == 0) return;
   std::vector<int64_t> counter(rank, 0);
   int64_t offsets[K] = {};
-  const int64_t inner = rank == 0 ? 1 : out_shape[rank - 1];
+  const int64_t inner = rank == 0 ? 1 : static_cast<int64_t>(out_shape[rank - 1]);
   int64_t inner_strides[K];
   for (size_t k = 0; k < K; ++k) inner_strides[k] = rank == 0 ? 0 : strides[k][rank - 1];
   for (int64_t i = 0; i < total; i += inner) {
@@ -106,8 +110,9 @@ AxisSplit split_at_axis(const Shape& shape, int axis);
 // Output size of one spatial dimension of a sliding window (conv2d, pooling; defined in
 // conv2d.cc). Throws naming `op` when the dilated kernel does not fit in the padded input. With
 // ceil_mode, a last window that would start in the end padding is dropped (PyTorch, ONNX >= 19).
-int64_t sliding_output_size(const std::string& op, int dim, int64_t in, int64_t kernel, int64_t stride,
-                            int64_t dilation, int64_t pad_begin, int64_t pad_end, bool ceil_mode);
+// A symbolic `in` gives the symbolic size (the fit check then waits for run time).
+Dim sliding_output_size(const std::string& op, int dim, const Dim& in, int64_t kernel, int64_t stride,
+                        int64_t dilation, int64_t pad_begin, int64_t pad_end, bool ceil_mode);
 
 // out[i] = in[base + sum_d counter_d * in_strides[d]] over out's shape, moving element bytes (any
 // dtype; defined in shape_ops.cc).

@@ -47,9 +47,9 @@ std::vector<TensorType> infer_pool2d(const std::string& op, const std::vector<Te
     }
   }
   const bool ceil_mode = attrs.get_int("ceil_mode") != 0;
-  const int64_t oh = sliding_output_size(op, 0, x.shape[2], k[0], s[0], d[0], p[0], p[2], ceil_mode);
-  const int64_t ow = sliding_output_size(op, 1, x.shape[3], k[1], s[1], d[1], p[1], p[3], ceil_mode);
-  return {{x.dtype, {x.shape[0], x.shape[1], oh, ow}}};
+  const Dim oh = sliding_output_size(op, 0, x.shape[2], k[0], s[0], d[0], p[0], p[2], ceil_mode);
+  const Dim ow = sliding_output_size(op, 1, x.shape[3], k[1], s[1], d[1], p[1], p[3], ceil_mode);
+  return {{x.dtype, Shape{x.shape[0], x.shape[1], oh, ow}}};
 }
 
 // Calls fn(out_index, plane, oy, ox) for every output element.

@@ -31,14 +31,17 @@ KILN_REGISTER_OP(reshape) {
   OpDef d;
   d.name = "reshape";
   d.doc = "same elements, another shape (fully resolved: no -1 or 0 placeholders)";
-  d.attrs = {{"shape", AttrKind::kInts, std::nullopt, "the output shape"}};
+  d.attrs = {{"shape", AttrKind::kShape, std::nullopt, "the output shape (static or symbolic dimensions)"}};
   d.infer_type = [](const std::vector<TensorType>& in, const Attrs& attrs) {
-    const Shape& shape = attrs.get_ints("shape");
-    require_all_at_least("reshape", "shape", shape, 0);
-    if (shape_numel(shape) != in[0].numel()) {
-      fail_attr("reshape", "shape",
-                "is " + shape_to_string(shape) + " (" + std::to_string(shape_numel(shape)) + " elements), but x is " +
-                    in[0].to_string() + " (" + std::to_string(in[0].numel()) + " elements)");
+    const Shape& shape = attrs.get_shape("shape");
+    const Dim want = shape_numel_dim(shape), have = shape_numel_dim(in[0].shape);
+    if (!(want == have)) {
+      const std::string counts = "is " + shape_to_string(shape) + " (" + want.to_string() + " elements), but x is " +
+                                 in[0].to_string() + " (" + have.to_string() + " elements)";
+      if (dims_provably_differ(want, have)) fail_attr("reshape", "shape", counts);
+      throw UserError(UserErrorKind::kUnsupported, attr_subject("reshape", "shape"),
+                      counts + ", which Kiln cannot prove equal",
+                      "write the target shape in the input's size variables, or pin them with --input-shape");
     }
     return std::vector<TensorType>{{in[0].dtype, shape}};
   };
@@ -85,10 +88,9 @@ KILN_REGISTER_OP(expand) {
   OpDef d;
   d.name = "expand";
   d.doc = "broadcasts x to broadcast(x.shape, shape) (ONNX Expand)";
-  d.attrs = {{"shape", AttrKind::kInts, std::nullopt, "target shape (numpy-broadcast with x's)"}};
+  d.attrs = {{"shape", AttrKind::kShape, std::nullopt, "target shape (numpy-broadcast with x's)"}};
   d.infer_type = [](const std::vector<TensorType>& in, const Attrs& attrs) {
-    const Shape& shape = attrs.get_ints("shape");
-    require_all_at_least("expand", "shape", shape, 0);
+    const Shape& shape = attrs.get_shape("shape");
     return std::vector<TensorType>{{in[0].dtype, broadcast_shapes("expand", {in[0].shape, shape}, {"x", "shape"})}};
   };
   d.reference = [](const std::vector<NDArray>& in, const Attrs&, const std::vector<TensorType>& out_types) {
@@ -125,7 +127,7 @@ KILN_REGISTER_OP(concat) {
                    "has shape " + shape_to_string(in[i].shape) + ", which differs from input 0's " +
                        shape_to_string(in[0].shape) + " outside axis " + std::to_string(axis));
       }
-      out[axis] += in[i].shape[axis];
+      out[axis] = dim_add(out[axis], in[i].shape[axis]);
     }
     return std::vector<TensorType>{{in[0].dtype, out}};
   };

@@ -13,8 +13,10 @@
 namespace kiln::ir::ops {
 namespace {
 
+// An axis that is not sliced keeps its dimension (symbolic or not); a sliced one needs its size.
 struct AxisSlice {
-  int64_t start = 0, step = 1, count = 0;
+  int64_t start = 0, step = 1;
+  Dim count = 0;
 };
 
 // The resolved slice of every axis of `shape`; validates the attributes.
@@ -91,7 +93,7 @@ KILN_REGISTER_OP(strided_slice) {
     int64_t base = 0;
     for (size_t dd = 0; dd < slices.size(); ++dd) {
       strides.push_back(own[dd] * slices[dd].step);
-      if (slices[dd].count > 0) base += own[dd] * slices[dd].start;
+      if (static_cast<int64_t>(slices[dd].count) > 0) base += own[dd] * slices[dd].start;
     }
     NDArray out = NDArray::empty(in[0].dtype(), out_types[0].shape);
     copy_strided(in[0], out, strides, base);

@@ -101,7 +101,7 @@ TEST(OpErrors, MatmulGemm) {
   EXPECT_INFER_ERROR("matmul", (std::vector<TensorType>{F32({}), F32({3})}), {}, K::kInvalidArgument, "matmul input 0 (a)");
   EXPECT_INFER_ERROR("matmul", (std::vector<TensorType>{F32({3}), F32({})}), {}, K::kInvalidArgument, "matmul input 1 (b)");
   EXPECT_INFER_ERROR("matmul", (std::vector<TensorType>{F32({2, 3}), F32({4, 5})}), {}, K::kInvalidArgument,
-                     "a's last dimension is 3");
+                     "a's last dimension and b's second-to-last are 3 and 4");
   EXPECT_INFER_ERROR("matmul", (std::vector<TensorType>{F32({2, 2, 3}), F32({3, 3, 5})}), {}, K::kInvalidArgument,
                      "do not broadcast");
   EXPECT_INFER_ERROR("matmul", (std::vector<TensorType>{F32({2, 3}), T(DType::kI32, {3, 5})}), {}, K::kInvalidArgument,
@@ -111,7 +111,7 @@ TEST(OpErrors, MatmulGemm) {
   EXPECT_INFER_ERROR("gemm", (std::vector<TensorType>{F32({2, 3, 1}), F32({3, 5})}), {}, K::kInvalidArgument,
                      "gemm input 0 (a)");
   EXPECT_INFER_ERROR("gemm", (std::vector<TensorType>{F32({2, 3}), F32({3, 5})}), Attrs().set("trans_b", int64_t{1}),
-                     K::kInvalidArgument, "inner dimensions 3 and 5");
+                     K::kInvalidArgument, "inner dimensions are 3 and 5");
   EXPECT_INFER_ERROR("gemm", (std::vector<TensorType>{F32({2, 3}), F32({3, 5}), F32({3})}), {}, K::kInvalidArgument,
                      "gemm input 2 (c)");
   EXPECT_INFER_ERROR("gemm", (std::vector<TensorType>{T(DType::kI32, {2, 3}), T(DType::kI32, {3, 5})}), {},
@@ -153,11 +153,11 @@ TEST(OpErrors, SoftmaxAndNorms) {
 
 TEST(OpErrors, ShapeOps) {
   EXPECT_INFER_ERROR("reshape", {F32({2, 3})}, Attrs().set("shape", Ints{4, 2}), K::kInvalidArgument, "6 elements");
-  EXPECT_INFER_ERROR("reshape", {F32({2, 3})}, Attrs().set("shape", Ints{-1, 2}), K::kInvalidArgument, "below 0");
+  EXPECT_INFER_ERROR("reshape", {F32({2, 3})}, Attrs().set("shape", Ints{-1, 2}), K::kInvalidArgument, "negative dimension -1");
   EXPECT_INFER_ERROR("transpose", {F32({2, 3})}, Attrs().set("perm", Ints{0}), K::kInvalidArgument, "'perm'");
   EXPECT_INFER_ERROR("transpose", {F32({2, 3})}, Attrs().set("perm", Ints{1, 1}), K::kInvalidArgument, "not a permutation");
   EXPECT_INFER_ERROR("expand", {F32({2, 3})}, Attrs().set("shape", Ints{4}), K::kInvalidArgument, "do not broadcast");
-  EXPECT_INFER_ERROR("expand", {F32({2, 3})}, Attrs().set("shape", Ints{-2, 3}), K::kInvalidArgument, "below 0");
+  EXPECT_INFER_ERROR("expand", {F32({2, 3})}, Attrs().set("shape", Ints{-2, 3}), K::kInvalidArgument, "negative dimension -2");
   const Attrs ax1 = Attrs().set("axis", int64_t{1});
   EXPECT_INFER_ERROR("concat", (std::vector<TensorType>{F32({2, 3}), F32({2, 3})}), Attrs().set("axis", int64_t{2}),
                      K::kInvalidArgument, "concat attribute 'axis'");
