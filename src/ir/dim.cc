@@ -111,6 +111,48 @@ Dim dim_max(const Dim& a, const Dim& b) {
   return fold(tir::max(a.expr(), b.expr()));
 }
 
+namespace {
+
+// `e` as a constant times a list of non-constant factors (through nested Muls).
+void flatten_product(const tir::Expr& e, int64_t* coefficient, std::vector<tir::Expr>* factors) {
+  int64_t v = 0;
+  if (tir::as_const_int(e, &v)) {
+    *coefficient *= v;
+  } else if (const auto* m = e.as<tir::Mul>()) {
+    flatten_product(m->a, coefficient, factors);
+    flatten_product(m->b, coefficient, factors);
+  } else {
+    factors->push_back(e);
+  }
+}
+
+}  // namespace
+
+std::optional<Dim> dim_divide_exact(const Dim& a, const Dim& b) {
+  KILN_ICHECK(!(b == 0)) << "dimension " << a.to_string() << " divided by 0";
+  if (a.is_static() && b.is_static()) {
+    if (a.value() % b.value() != 0) return std::nullopt;
+    return Dim(a.value() / b.value());
+  }
+  // The candidate: a's factors without b's, the coefficients divided. It is checked by
+  // multiplying back, so the factor matching only has to find it, not prove it.
+  int64_t ca = 1, cb = 1;
+  std::vector<tir::Expr> fa, fb;
+  flatten_product(a.expr(), &ca, &fa);
+  flatten_product(b.expr(), &cb, &fb);
+  if (cb == 0 || ca % cb != 0) return std::nullopt;
+  for (const tir::Expr& f : fb) {
+    auto it = std::find_if(fa.begin(), fa.end(), [&](const tir::Expr& g) { return tir::equal(f, g); });
+    if (it == fa.end()) return std::nullopt;
+    fa.erase(it);
+  }
+  tir::Expr q = tir::make_int(ca / cb);
+  for (const tir::Expr& f : fa) q = q * f;
+  const Dim quotient = Dim::of(q);
+  if (!(dim_mul(quotient, b) == a)) return std::nullopt;
+  return quotient;
+}
+
 bool dims_provably_differ(const Dim& a, const Dim& b) {
   const Dim diff = dim_sub(a, b);
   return diff.is_static() && diff.value() != 0;

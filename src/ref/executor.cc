@@ -2,6 +2,7 @@
 
 #include <unordered_map>
 
+#include "kiln/ir/specialize.h"
 #include "kiln/support/error.h"
 #include "kiln/support/logging.h"
 
@@ -32,6 +33,17 @@ std::vector<NDArray> run_graph(const ir::Graph& graph, const std::vector<NDArray
   if (inputs.size() != graph.inputs().size()) {
     throw UserError(UserErrorKind::kInvalidArgument, "graph inputs",
                     "got " + std::to_string(inputs.size()) + " arrays for " + std::to_string(graph.inputs().size()) + " inputs");
+  }
+  if (!graph.dim_vars().empty()) {
+    // A graph with size variables runs at the sizes its inputs give (kiln/ir/specialize.h).
+    std::vector<std::vector<int64_t>> shapes;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (!inputs[i].defined()) {
+        throw UserError(UserErrorKind::kInvalidArgument, "input '" + graph.inputs()[i]->name() + "'", "got nothing");
+      }
+      shapes.push_back(inputs[i].sizes());
+    }
+    return run_graph(ir::specialize_dims(graph, ir::bind_dim_vars(graph, shapes)), inputs);
   }
   const auto order = graph.topo_order();
   // Remaining uses of each node (by arguments and graph outputs), to free values after their last use.

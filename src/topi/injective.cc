@@ -147,6 +147,25 @@ ComputeResult expand_compute(const std::vector<Tensor>& in, const ir::Attrs&, co
 }
 KILN_REGISTER_COMPUTE(expand, "expand", expand_compute);
 
+// x's static dimensions as values (the graph keeps shape_of only on symbolic shapes, which do
+// not reach lowering yet; a kernel with symbolic extents will read them from its size arguments).
+ComputeResult shape_of_compute(const std::vector<Tensor>& in, const ir::Attrs& attrs,
+                               const std::vector<ir::TensorType>& out, const LayoutHints&) {
+  const std::vector<int64_t>& dims = in[0].shape();
+  const int64_t start = attrs.get_int("start");
+  return injective_result(tir::compute(
+      out[0].shape,
+      [&](const std::vector<Var>& i) {
+        Expr value = tir::make_int(0);
+        for (int64_t k = static_cast<int64_t>(out[0].shape[0]) - 1; k >= 0; --k) {
+          value = tir::select(i[0] == tir::make_int(k), tir::make_int(dims[start + k]), value);
+        }
+        return value;
+      },
+      "shape_of"));
+}
+KILN_REGISTER_COMPUTE(shape_of, "shape_of", shape_of_compute);
+
 // pad: constant (read_or), edge (clamp), reflect (mirror with period 2(n-1)), wrap (floormod).
 ComputeResult pad_compute(const std::vector<Tensor>& in, const ir::Attrs& attrs, const std::vector<ir::TensorType>& out,
                           const LayoutHints&) {

@@ -24,3 +24,11 @@ add_test(NAME frontend.make_quant_cases
          COMMAND sh -c "/usr/bin/python3 '${PROJECT_SOURCE_DIR}/tests/frontend/make_quant_cases.py' '${PROJECT_BINARY_DIR}/onnx_quant' || { echo 'make_quant_cases.py failed: the tests needing its models will skip'; rm -rf '${PROJECT_BINARY_DIR}/onnx_quant'; }")
 set_tests_properties(frontend.make_quant_cases PROPERTIES FIXTURES_SETUP onnx_quant_cases TIMEOUT 300)
 kiln_add_fixture_gtest(frontend.onnx_quant_cases "${CMAKE_CURRENT_LIST_DIR}/onnx_quant_cases.cc" onnx_quant_cases 300)
+
+# Models with symbolic input dimensions and data sets at several sizes (a hand-built PyTorch-style
+# shape computation, a PyTorch encoder exported with dynamic batch and seq): models from
+# make_dynamic_cases.py, imported once symbolically and checked at every size (docs/dynamic.md).
+add_test(NAME frontend.make_dynamic_cases
+         COMMAND sh -c "/usr/bin/python3 '${PROJECT_SOURCE_DIR}/tests/frontend/make_dynamic_cases.py' '${PROJECT_BINARY_DIR}/onnx_dynamic' || { echo 'make_dynamic_cases.py failed: the tests needing its models will skip'; rm -rf '${PROJECT_BINARY_DIR}/onnx_dynamic'; }")
+set_tests_properties(frontend.make_dynamic_cases PROPERTIES FIXTURES_SETUP onnx_dynamic_cases TIMEOUT 300)
+kiln_add_fixture_gtest(frontend.onnx_dynamic_cases "${CMAKE_CURRENT_LIST_DIR}/onnx_dynamic_cases.cc" onnx_dynamic_cases 600)

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <optional>
 
 #include "kiln/ir/graph.h"
 #include "kiln/ir/op.h"
@@ -51,6 +52,26 @@ TEST_F(DimTest, SymbolicDimsSimplifyToCanonicalForms) {
   EXPECT_FALSE(dims_provably_differ(S, Dim(768)));
   // (seq * 12) / 12 is seq.
   EXPECT_TRUE(dim_floordiv(dim_mul(S, Dim(12)), Dim(12)) == S);
+}
+
+// A reshape's -1 over symbolic sizes: the exact quotient when the divisor's factors are the
+// dividend's, nothing when the division may leave a remainder.
+TEST_F(DimTest, DividesExactlyWhereTheFactorsCancel) {
+  const Dim numel = dim_mul(dim_mul(B, S), Dim(768));
+  std::optional<Dim> q = dim_divide_exact(numel, dim_mul(S, Dim(768)));
+  ASSERT_TRUE(q.has_value());
+  EXPECT_TRUE(*q == B) << q->to_string();
+  q = dim_divide_exact(numel, Dim(64));
+  ASSERT_TRUE(q.has_value());
+  EXPECT_TRUE(*q == dim_mul(dim_mul(B, S), Dim(12))) << q->to_string();
+  q = dim_divide_exact(numel, numel);
+  ASSERT_TRUE(q.has_value());
+  EXPECT_TRUE(*q == 1);
+  EXPECT_EQ(dim_divide_exact(Dim(12), Dim(4))->value(), 3);
+  EXPECT_FALSE(dim_divide_exact(Dim(12), Dim(5)).has_value());
+  EXPECT_FALSE(dim_divide_exact(dim_mul(B, Dim(6)), Dim(4)).has_value());  // 6 * batch / 4: not for every batch
+  EXPECT_FALSE(dim_divide_exact(B, S).has_value());
+  EXPECT_FALSE(dim_divide_exact(dim_add(S, Dim(1)), S).has_value());
 }
 
 TEST_F(DimTest, EvaluatesAtValues) {

@@ -19,6 +19,7 @@
 #include <concepts>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -104,6 +105,11 @@ Dim dim_floordiv(const Dim& a, const Dim& b);  // b > 0
 Dim dim_ceildiv(const Dim& a, const Dim& b);   // b > 0
 Dim dim_min(const Dim& a, const Dim& b);
 Dim dim_max(const Dim& a, const Dim& b);
+
+// a / b when b divides a for every value of the variables, provably: static sizes that divide,
+// or a product whose factors include b's (`batch * seq * 768` / `seq * 768` is `batch`); nullopt
+// otherwise (the quotient may exist for some values only). b != 0.
+std::optional<Dim> dim_divide_exact(const Dim& a, const Dim& b);
 
 // True when a and b differ for every value of the variables: both static and different, or their
 // difference simplifies to a non-zero constant (seq + 1 vs seq).

@@ -15,7 +15,9 @@
 namespace kiln::ref {
 
 // `inputs` in the order of graph.inputs(); each must have exactly the input's type (else
-// UserError(kInvalidArgument) naming the input). Returns one array per graph output.
+// UserError(kInvalidArgument) naming the input). A graph with size variables runs at the sizes
+// the inputs give (ir::bind_dim_vars, then ir::specialize_dims; their errors name the input and
+// dimension). Returns one array per graph output.
 std::vector<ir::NDArray> run_graph(const ir::Graph& graph, const std::vector<ir::NDArray>& inputs);
 
 // Inputs by name; a missing or unknown name is a UserError listing the graph's inputs.

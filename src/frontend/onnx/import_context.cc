@@ -1,5 +1,7 @@
 // ImportContext: the converters' view of the model being imported (values by ONNX name, the
 // current node's inputs and attributes, errors naming the node) and constant folding.
+#include <algorithm>
+
 #include "kiln/ref/executor.h"
 #include "kiln/support/error.h"
 #include "import_limits.h"
@@ -74,9 +76,30 @@ std::string run_time_origin(const Value& v) {
   return " (from graph input" + std::string(names.size() > 1 ? "s " : " ") + list + ")";
 }
 
+bool KnownInts::is_static() const {
+  return std::all_of(elems.begin(), elems.end(), [](const ir::Dim& d) { return d.is_static(); });
+}
+
+namespace {
+std::string dims_text(const std::vector<ir::Dim>& dims) {
+  std::string s = "[";
+  for (size_t k = 0; k < dims.size(); ++k) s += (k ? ", " : "") + dims[k].to_string();
+  return s + "]";
+}
+}  // namespace
+
 NDArray ImportContext::constant_input(size_t i, const std::string& what) const {
   Value v = input(i);
   if (v.node->kind() != ir::NodeKind::kConstant) {
+    auto it = known_.find({v.node.get(), v.index});
+    if (it != known_.end()) {
+      throw UserError(UserErrorKind::kUnsupported, node_subject(),
+                      "input " + std::to_string(i) + " (" + what + ", '" + node_->inputs[i] + "') is " +
+                          dims_text(it->second.second.elems) +
+                          ", computed from symbolic dimensions; this operator's import needs it constant",
+                      "pin those dimensions with --input-shape (docs/dynamic.md lists the operators that "
+                      "take symbolic values)");
+    }
     throw UserError(UserErrorKind::kUnsupported, node_subject(),
                     "input " + std::to_string(i) + " (" + what + ", '" + node_->inputs[i] +
                         "') is computed at run time" + run_time_origin(v) +
@@ -94,6 +117,40 @@ std::vector<int64_t> ImportContext::constant_ints(size_t i, const std::string& w
     out.push_back(checked_integer_element(a, k, node_subject() + ": input " + std::to_string(i) + " (" + what + ")"));
   }
   return out;
+}
+
+std::optional<KnownInts> ImportContext::known_input(size_t i) const {
+  if (!has_input(i)) return std::nullopt;
+  Value v = input(i);
+  if (v.node->kind() == ir::NodeKind::kConstant) {
+    const NDArray& a = v.node->as_constant().data();
+    if (ir::is_float(a.dtype()) || a.shape().size() > 1) return std::nullopt;
+    KnownInts k;
+    k.dtype = a.dtype();
+    k.scalar = a.shape().empty();
+    for (int64_t e = 0; e < a.numel(); ++e) {
+      k.elems.push_back(checked_integer_element(a, e, node_subject() + ": input " + std::to_string(i)));
+    }
+    return k;
+  }
+  auto it = known_.find({v.node.get(), v.index});
+  if (it == known_.end()) return std::nullopt;
+  return it->second.second;
+}
+
+std::vector<ir::Dim> ImportContext::dims_input(size_t i, const std::string& what) const {
+  if (has_input(i) && input(i).node->kind() == ir::NodeKind::kConstant) {
+    const std::vector<int64_t> v = constant_ints(i, what);
+    return std::vector<ir::Dim>(v.begin(), v.end());
+  }
+  if (std::optional<KnownInts> k = known_input(i)) return k->elems;
+  constant_ints(i, what);  // throws: the input is computed at run time and not known
+  KILN_IFAIL() << "input " << i << " (" << what << ") of " << node_subject() << " is neither constant nor known";
+  return {};
+}
+
+void ImportContext::set_known(const Value& v, KnownInts known) {
+  known_[{v.node.get(), v.index}] = {v.node, std::move(known)};
 }
 
 std::vector<double> ImportContext::constant_floats(size_t i, const std::string& what) const {
@@ -181,6 +238,8 @@ std::vector<Value> ImportContext::call(const std::string& op, std::vector<Value>
   std::vector<Value> outs;
   bool all_constant = true;
   for (const Value& a : args) all_constant = all_constant && a.node->kind() == ir::NodeKind::kConstant;
+  // An output of symbolic shape (an expand of a constant to [seq]) is computed at run time.
+  for (const ir::TensorType& t : node->output_types()) all_constant = all_constant && t.is_static();
   if (!all_constant || !def->reference) {
     for (int i = 0; i < node->num_outputs(); ++i) outs.push_back(node->output(i));
     return outs;

@@ -60,6 +60,17 @@ struct OnnxGraph {
   std::vector<OnnxNode> nodes;
 };
 
+// The elements of a small integer tensor (a scalar or a vector) that the importer knows while the
+// graph computes it at run time: a value made from a symbolic shape (`Shape(x)[0]` is `batch`).
+// Converters that need a shape-setting input (Reshape's shape, Expand's, Range's limit) read it
+// as dimensions through ImportContext::dims_input; known_values.h propagates them.
+struct KnownInts {
+  ir::DType dtype = ir::DType::kI64;
+  bool scalar = false;          // rank 0 (else rank 1)
+  std::vector<ir::Dim> elems;   // one per element
+  bool is_static() const;
+};
+
 class ImportContext {
  public:
   ImportContext(int opset, std::string model_name) : opset_(opset), model_name_(std::move(model_name)) {}
@@ -95,6 +106,14 @@ class ImportContext {
   ir::NDArray constant_input(size_t i, const std::string& what) const;
   std::vector<int64_t> constant_ints(size_t i, const std::string& what) const;
   std::vector<double> constant_floats(size_t i, const std::string& what) const;
+  // The elements of input `i` when they are known: a constant integer scalar or vector, or a value
+  // propagated from a symbolic shape (set_known). nullopt otherwise.
+  std::optional<KnownInts> known_input(size_t i) const;
+  // Input `i` as a list of dimensions (a shape-setting input): its known elements (a scalar counts
+  // as one), else the error of constant_ints naming `what`.
+  std::vector<ir::Dim> dims_input(size_t i, const std::string& what) const;
+  // Records the known elements of `v` (a value computed at run time from symbolic shapes).
+  void set_known(const ir::Value& v, KnownInts known);
 
   // ---- attributes of the current node ----
   bool has_attr(const std::string& name) const;
@@ -138,6 +157,9 @@ class ImportContext {
   };
   std::vector<Scope> scopes_{Scope{}};
   std::set<std::string> used_names_;
+  // Known elements of run-time values, keyed by node and output (the NodePtr keeps the key's node
+  // alive so that its address is never reused).
+  std::map<std::pair<const ir::Node*, int>, std::pair<ir::NodePtr, KnownInts>> known_;
   std::unordered_map<std::string, int> next_suffix_;
 };
 

@@ -9,6 +9,7 @@
 
 #include "import_limits.h"
 #include "kiln/support/error.h"
+#include "known_values.h"
 #include "onnx_node.h"
 
 namespace kiln::frontend::onnx_import {
@@ -66,20 +67,36 @@ std::vector<Value> convert_shape(ImportContext& ctx) {
   if (end < 0) end += rank;
   start = std::clamp<int64_t>(start, 0, rank);
   end = std::clamp<int64_t>(end, 0, rank);
+  end = std::max(start, end);
+  bool symbolic = false;
+  for (int64_t i = start; i < end; ++i) symbolic = symbolic || shape[i].is_symbolic();
+  if (symbolic) {  // computed at run time; its elements are known (known_values.h)
+    return {ctx.call1("shape_of", {ctx.input(0)}, Attrs().set("start", start).set("end", end))};
+  }
   std::vector<int64_t> dims;
   for (int64_t i = start; i < end; ++i) dims.push_back(shape[i]);
   return {ctx.constant(ints_array(dims), ctx.node().outputs.at(0))};
 }
 
 std::vector<Value> convert_constant_of_shape(ImportContext& ctx) {
-  std::vector<int64_t> shape = ctx.constant_ints(0, "shape");
-  for (int64_t d : shape) {
-    if (d < 0) ctx.fail_invalid("shape has a negative dimension");
+  const std::vector<ir::Dim> dims = ctx.dims_input(0, "shape");
+  for (const ir::Dim& d : dims) {
+    if (d.is_static() && d.value() < 0) ctx.fail_invalid("shape has a negative dimension");
   }
   const NDArray* value = ctx.attr_tensor("value");
   if (value && value->numel() != 1) ctx.fail_attr("value", "must hold one element");
   DType dtype = value ? value->dtype() : DType::kF32;
   double fill = value ? value->get_as_double(0) : 0.0;
+  const bool symbolic = std::any_of(dims.begin(), dims.end(), [](const ir::Dim& d) { return d.is_symbolic(); });
+  if (symbolic) {  // the value broadcast to the symbolic shape
+    NDArray one = NDArray::empty(dtype, {});
+    one.set_from_double(0, fill);
+    if (value) one = value->reshaped({});
+    Shape shape;
+    shape.assign(dims.begin(), dims.end());
+    return {ctx.call1("expand", {ctx.constant(one, ctx.node().outputs.at(0) + ".value")}, Attrs().set("shape", shape))};
+  }
+  const std::vector<int64_t> shape(dims.begin(), dims.end());
   checked_tensor_size(dtype, shape, ctx.node_subject() + ": the constant it makes");
   NDArray out = NDArray::empty(dtype, shape);
   if (fill != 0.0) {
@@ -112,10 +129,13 @@ std::vector<Value> convert_dropout(ImportContext& ctx) {
 
 std::vector<Value> convert_reshape(ImportContext& ctx) {
   Value x = ctx.input(0);
-  std::vector<int64_t> target = ctx.constant_ints(1, "shape");
+  std::vector<ir::Dim> target = ctx.dims_input(1, "shape");
   const bool allowzero = ctx.attr_int("allowzero", 0) != 0;
   const Shape& in = x.type().shape;
-  int64_t known = 1;
+  Shape out;
+  out.assign(target.begin(), target.end());
+  const std::string target_text = ir::shape_to_string(out);
+  ir::Dim known = 1;
   int infer = -1;
   for (size_t i = 0; i < target.size(); ++i) {
     if (target[i] == 0 && !allowzero) {
@@ -127,23 +147,31 @@ std::vector<Value> convert_reshape(ImportContext& ctx) {
       infer = static_cast<int>(i);
       continue;
     }
-    if (target[i] < 0) ctx.fail_invalid("shape has a negative dimension " + std::to_string(target[i]));
-    if (target[i] != 0 && known > std::numeric_limits<int64_t>::max() / target[i]) {
-      ctx.fail_invalid("shape " + ir::shape_to_string(target) + " has more elements than 2^63");
+    if (target[i].is_static()) {
+      if (target[i].value() < 0) ctx.fail_invalid("shape has a negative dimension " + target[i].to_string());
+      if (known.is_static() && target[i].value() != 0 &&
+          known.value() > std::numeric_limits<int64_t>::max() / target[i].value()) {
+        ctx.fail_invalid("shape " + target_text + " has more elements than 2^63");
+      }
     }
-    known *= target[i];
+    known = ir::dim_mul(known, target[i]);
   }
-  const int64_t numel = x.type().numel();
+  const ir::Dim numel = ir::shape_numel_dim(in);
+  const bool all_static = known.is_static() && numel.is_static();
+  const std::string cannot = "cannot reshape " + x.type().to_string() + " to " + target_text;
   if (infer >= 0) {
-    if (known == 0 || numel % known != 0) {
-      ctx.fail_invalid("cannot reshape " + x.type().to_string() + " to " + ir::shape_to_string(target));
+    std::optional<ir::Dim> rest = known == 0 ? std::nullopt : ir::dim_divide_exact(numel, known);
+    if (!rest && all_static) ctx.fail_invalid(cannot);
+    if (!rest) {
+      ctx.fail_unsupported(cannot + ": the -1 would be " + numel.to_string() + " / " + known.to_string() +
+                               ", which Kiln cannot prove whole",
+                           "pin the dimensions with --input-shape");
     }
-    target[infer] = numel / known;
+    target[infer] = *rest;
   }
-  if (ir::shape_numel(target) != numel) {
-    ctx.fail_invalid("cannot reshape " + x.type().to_string() + " to " + ir::shape_to_string(target));
-  }
-  return {reshape_to(ctx, x, target)};
+  out.assign(target.begin(), target.end());
+  if (all_static && ir::shape_numel(out) != numel.value()) ctx.fail_invalid(cannot);
+  return {reshape_to(ctx, x, out)};  // the reshape's inference checks symbolic element counts
 }
 
 std::vector<Value> convert_flatten(ImportContext& ctx) {
@@ -316,7 +344,9 @@ std::vector<Value> convert_gather(ImportContext& ctx) {
 }
 
 std::vector<Value> convert_expand(ImportContext& ctx) {
-  std::vector<int64_t> shape = ctx.constant_ints(1, "shape");
+  const std::vector<ir::Dim> dims = ctx.dims_input(1, "shape");
+  Shape shape;
+  shape.assign(dims.begin(), dims.end());
   return {ctx.call1("expand", {ctx.input(0)}, Attrs().set("shape", shape))};
 }
 
@@ -357,7 +387,34 @@ std::vector<Value> convert_pad(ImportContext& ctx) {
 
 // Range(start, limit, delta): all three must be constants; the result is a constant of their dtype
 // with max(ceil((limit - start) / delta), 0) elements start + i * delta (integers exactly).
+// Range whose start or limit is a known symbolic integer (Range(0, Shape(x)[1], 1): position ids)
+// and whose delta is a constant: start + delta * ramp, the ramp 0..n-1 an exclusive cumsum of ones
+// (exact in int64), n = ceil((limit - start) / delta).
+std::vector<Value> symbolic_range(ImportContext& ctx, const KnownInts& start, const KnownInts& limit, const KnownInts& delta) {
+  if (!start.scalar || !limit.scalar || !delta.scalar) ctx.fail_invalid("start, limit and delta must be scalars");
+  if (start.dtype != limit.dtype || delta.dtype != start.dtype) ctx.fail_invalid("start, limit and delta differ in type");
+  if (!delta.is_static()) ctx.fail_unsupported("delta is computed at run time; Range's output size depends on it", "pin the dimensions with --input-shape");
+  const int64_t d = delta.elems[0].value();
+  if (d == 0) ctx.fail_invalid("delta is 0");
+  const ir::Dim span = d > 0 ? ir::dim_sub(limit.elems[0], start.elems[0]) : ir::dim_sub(start.elems[0], limit.elems[0]);
+  ir::Dim n = ir::dim_ceildiv(span, ir::Dim(d > 0 ? d : -d));
+  if (!provably_non_negative(n)) n = ir::dim_max(n, 0);
+  NDArray one = NDArray::empty(DType::kI64, {});
+  one.mutable_data<int64_t>()[0] = 1;
+  const std::string base = ctx.node().outputs.at(0);
+  Value ramp = ctx.call1("expand", {ctx.constant(one, base + ".one")}, Attrs().set("shape", Shape{n}));
+  ramp = ctx.call1("cumsum", {ramp}, Attrs().set("axis", int64_t{0}).set("exclusive", int64_t{1}));
+  if (start.dtype != DType::kI64) ramp = ctx.call1("cast", {ramp}, Attrs().set("dtype", start.dtype));
+  if (d != 1) ramp = ctx.call1("mul", {ramp, ctx.input(2)});
+  if (!(start.elems[0] == 0)) ramp = ctx.call1("add", {ramp, ctx.input(0)});
+  return {ramp};
+}
+
 std::vector<Value> convert_range(ImportContext& ctx) {
+  {
+    std::optional<KnownInts> start = ctx.known_input(0), limit = ctx.known_input(1), delta = ctx.known_input(2);
+    if (start && limit && delta && (!start->is_static() || !limit->is_static())) return symbolic_range(ctx, *start, *limit, *delta);
+  }
   // The output length ceil((limit - start) / delta) depends on all three values.
   const std::string why = "; Range's output size depends on the values of start, limit and delta";
   const NDArray start = ctx.constant_input(0, "start" + why), limit = ctx.constant_input(1, "limit" + why),

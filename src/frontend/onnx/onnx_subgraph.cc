@@ -7,6 +7,7 @@
 
 #include "kiln/frontend/onnx.h"
 #include "kiln/support/error.h"
+#include "known_values.h"
 #include "onnx_node.h"
 
 namespace kiln::frontend::onnx_import {
@@ -61,7 +62,21 @@ void convert_node(ImportContext& ctx, const OnnxNode& node) {
   }
   std::vector<ir::Value> outs;
   try {
-    outs = it->second(ctx);
+    // A value computed from symbolic shapes whose elements are known (known_values.h): a
+    // constant when every element is static, else the converter's value, recorded as known.
+    const std::optional<KnownInts> known = contrib ? std::nullopt : propagate_known(ctx);
+    if (known && known->is_static()) {
+      outs = {ctx.constant(known_array(*known), node.outputs[0])};
+    } else {
+      outs = it->second(ctx);
+    }
+    if (known && !known->is_static() && !outs.empty() && outs[0].defined()) {
+      const ir::TensorType& t = outs[0].type();
+      KILN_ICHECK(t.rank() == (known->scalar ? 0 : 1) && ir::shape_numel_dim(t.shape) == ir::Dim(known->elems.size()))
+          << ctx.node_subject() << ": the known value has " << known->elems.size() << " elements, the converter made "
+          << t.to_string();
+      ctx.set_known(outs[0], *known);
+    }
   } catch (const std::bad_alloc&) {
     // The safety net under the size checks (import_limits.h) that run before known allocations.
     throw UserError(UserErrorKind::kInvalidArgument, ctx.node_subject(),

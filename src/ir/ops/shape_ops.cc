@@ -1,6 +1,9 @@
 // Data-movement operators that work on any element type (bytes are moved, never converted):
 //   reshape(shape), transpose(perm), expand(shape; numpy broadcast of x and shape),
 //   concat(axis; variadic), split(axis, sizes; one output per size).
+//   shape_of(start, end): x's dimensions [start, end) as an i64 vector (ONNX Shape). The importer
+//     folds it to a constant where x's shape is static, so it remains only on symbolic shapes
+//     (docs/dynamic.md).
 #include <cstring>
 #include <numeric>
 
@@ -49,6 +52,30 @@ KILN_REGISTER_OP(reshape) {
     return std::vector<NDArray>{in[0].reshaped(out[0].shape)};
   };
   d.pattern = OpPattern::kInjective;
+  return with_arity_check(std::move(d));
+}
+
+KILN_REGISTER_OP(shape_of) {
+  OpDef d;
+  d.name = "shape_of";
+  d.doc = "x's dimensions [start, end) as an i64 vector (ONNX Shape)";
+  d.attrs = {{"start", AttrKind::kInt, AttrValue(int64_t{0}), "the first axis, in [0, rank]"},
+             {"end", AttrKind::kInt, std::nullopt, "one past the last axis, in [start, rank]"}};
+  d.infer_type = [](const std::vector<TensorType>& in, const Attrs& attrs) {
+    const int64_t start = attrs.get_int("start"), end = attrs.get_int("end"), rank = in[0].rank();
+    if (start < 0 || start > rank) fail_attr("shape_of", "start", "is " + std::to_string(start) + " for rank " + std::to_string(rank));
+    if (end < start || end > rank) {
+      fail_attr("shape_of", "end", "is " + std::to_string(end) + " for start " + std::to_string(start) + " and rank " + std::to_string(rank));
+    }
+    return std::vector<TensorType>{{DType::kI64, Shape{end - start}}};
+  };
+  d.reference = [](const std::vector<NDArray>& in, const Attrs& attrs, const std::vector<TensorType>& out_types) {
+    NDArray out = NDArray::empty(DType::kI64, out_types[0].shape);
+    const int64_t start = attrs.get_int("start");
+    for (int64_t i = 0; i < out.numel(); ++i) out.mutable_data<int64_t>()[i] = in[0].shape()[start + i];
+    return std::vector<NDArray>{out};
+  };
+  d.pattern = OpPattern::kOpaque;
   return with_arity_check(std::move(d));
 }
 

@@ -337,6 +337,7 @@ def build_cases():
     ex1 = rand(7, 1)
     case("expand", "expand", [ex1], [np.broadcast_to(ex1 * 1, (2, 7, 13)).copy()], {"shape": [2, 1, 13]})
     e3 = rand(3, 1, 5)
+    case("shape_of", "shape_of", [s3], [np.array([7, 13], np.int64)], {"start": 1, "end": 3})
     case("expand_lower_rank", "expand", [e3], [np.broadcast_to(e3, (3, 4, 5)).copy()], {"shape": [4, 1]})
     c1, c2, c3 = rand(2, 3, 5), rand(2, 1, 5), rand(2, 4, 5)
     case("concat_axis1", "concat", [c1, c2, c3], [np.concatenate([c1, c2, c3], axis=1)], {"axis": 1})

@@ -285,7 +285,7 @@ TEST(OpRegistryContents, EveryOperatorIsComplete) {
       {"global_max_pool", OpPattern::kCommReduce}, {"matmul", OpPattern::kOutEWiseFusable},
       {"gemm", OpPattern::kOutEWiseFusable}, {"reshape", OpPattern::kInjective}, {"transpose", OpPattern::kInjective},
       {"concat", OpPattern::kInjective}, {"split", OpPattern::kInjective}, {"strided_slice", OpPattern::kInjective},
-      {"gather", OpPattern::kInjective}, {"expand", OpPattern::kBroadcast}, {"pad", OpPattern::kInjective},
+      {"gather", OpPattern::kInjective}, {"expand", OpPattern::kBroadcast}, {"shape_of", OpPattern::kOpaque}, {"pad", OpPattern::kInjective},
       {"resize", OpPattern::kInjective}, {"cast", OpPattern::kElemwise}, {"reduce_mean", OpPattern::kCommReduce},
       {"reduce_sum", OpPattern::kCommReduce}, {"reduce_max", OpPattern::kCommReduce}, {"layer_norm", OpPattern::kOpaque},
       {"rms_norm", OpPattern::kOpaque},

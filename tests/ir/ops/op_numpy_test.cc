@@ -154,7 +154,7 @@ TEST(OpNumpy, MatmulGemm) { run_cases({"matmul", "gemm", "pack_matmul_b", "matmu
 TEST(OpNumpy, Reduce) { run_cases({"reduce_sum", "reduce_mean", "reduce_max"}); }
 TEST(OpNumpy, SoftmaxNorms) { run_cases({"softmax", "log_softmax", "layer_norm", "batch_norm"}); }
 TEST(OpNumpy, ShapeOps) {
-  run_cases({"reshape", "transpose", "expand", "concat", "split", "strided_slice", "gather", "pad"});
+  run_cases({"reshape", "transpose", "shape_of", "expand", "concat", "split", "strided_slice", "gather", "pad"});
 }
 TEST(OpNumpy, Resize) { run_cases({"resize"}); }
 TEST(OpNumpy, LayoutAndFused) { run_cases({"layout_transform", "conv2d_nchwc", "max_pool2d_nchwc", "avg_pool2d_nchwc", "fused"}); }
