@@ -38,13 +38,6 @@ Attrs specialize(const Attrs& attrs, const Substitution& sub) {
   return out;
 }
 
-bool is_static(const Shape& s) {
-  for (const Dim& d : s) {
-    if (d.is_symbolic()) return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 Graph specialize_dims(const Graph& graph, const std::map<std::string, int64_t>& values) {
@@ -98,7 +91,7 @@ Graph specialize_dims(const Graph& graph, const std::map<std::string, int64_t>& 
         std::vector<Value> args;
         for (const Value& a : call.args()) args.push_back(map_value(a));
         const Attrs attrs = specialize(call.attrs(), sub);
-        if (call.op().name == "shape_of" && is_static(args[0].type().shape)) {
+        if (call.op().name == "shape_of" && args[0].type().shape.is_static()) {
           const Shape& s = args[0].type().shape;
           const int64_t start = attrs.get_int("start"), end = attrs.get_int("end");
           NDArray dims = NDArray::empty(DType::kI64, {end - start});
