@@ -11,6 +11,7 @@ buffer. Module.zero_copy_inputs tells what the last run did.
 Outputs: numpy arrays viewing the run's output buffers (zero-copy; torch.from_dlpack(out) shares
 them too). They stay valid as long as you hold them: a later run uses other buffers."""
 import collections
+import json
 import os
 
 import numpy as np
@@ -122,6 +123,15 @@ class Module:
         rows, text = self._m.profile(self._arrays(inputs, {}), int(repeat))
         rows.sort(key=lambda r: r["seconds"], reverse=True)
         return (rows, text) if report else rows
+
+    def trace(self, inputs=None, repeat=1, path=None):
+        """Runs `repeat` times recording every kernel launch. Returns the trace as a dict in
+        Chrome's trace-event format (Perfetto, chrome://tracing); with `path`, also writes it."""
+        text = self._m.trace(self._arrays(inputs, {}), int(repeat))
+        if path is not None:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+        return json.loads(text)
 
     def __repr__(self):
         return f"<kiln.Module {self.path}: inputs {[tuple(t) for t in self.inputs]}>"

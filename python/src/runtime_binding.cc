@@ -259,6 +259,28 @@ class PyModule {
     return py::make_tuple(out, report);
   }
 
+  // Runs `repeat` times with the tracer on; the Chrome trace-event JSON of those runs.
+  std::string trace(const std::vector<py::array>& arrays, int repeat) {
+    if (repeat < 1) {
+      throw UserError(UserErrorKind::kInvalidArgument, "Module.trace", "repeat must be >= 1, got " + std::to_string(repeat));
+    }
+    PreparedInputs p = prepare_inputs(*state_, input_dtypes_, arrays);
+    Lease lease;
+    lease.state = state_;
+    std::string json;
+    {
+      py::gil_scoped_release release;
+      lease.executor = state_->acquire();
+      rt::Executor& e = *lease.executor;
+      e.set_tracing(true);
+      set_inputs(e, p);
+      for (int r = 0; r < repeat; ++r) e.run();
+      json = e.trace_json("kiln: " + state_->path());
+      e.set_tracing(false);
+    }
+    return json;
+  }
+
   const std::string& path() const { return state_->path(); }
   py::list last_zero_copy() const { return py::cast(last_zero_copy_); }
 
@@ -292,6 +314,7 @@ void bind_runtime(py::module_& m) {
       .def("output_infos", [](const PyModule& self) { return self.infos(false); })
       .def("run", &PyModule::run, py::arg("arrays"))
       .def("profile", &PyModule::profile, py::arg("arrays"), py::arg("repeat"))
+      .def("trace", &PyModule::trace, py::arg("arrays"), py::arg("repeat"))
       .def("last_zero_copy", &PyModule::last_zero_copy);
   m.def("aligned_empty", &aligned_empty, py::arg("shape"), py::arg("dtype"));
 }

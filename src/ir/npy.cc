@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kiln/support/error.h"
+#include "kiln/support/file_io.h"
 
 namespace kiln::ir {
 namespace {
@@ -290,13 +291,6 @@ std::string encode_npy(const NDArray& array) {
   return out;
 }
 
-void write_npy(const std::string& path, const NDArray& array) {
-  const std::string bytes = encode_npy(array);
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw UserError(UserErrorKind::kIO, path, "cannot create the file: " + std::string(std::strerror(errno)));
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  out.close();
-  if (!out) throw UserError(UserErrorKind::kIO, path, "writing failed: " + std::string(std::strerror(errno)));
-}
+void write_npy(const std::string& path, const NDArray& array) { write_file(path, encode_npy(array)); }
 
 }  // namespace kiln::ir

@@ -9,6 +9,9 @@
 #include <new>
 #include <stdexcept>
 
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include "profile_report.h"
 #include "thread_pool.h"
 
@@ -26,6 +29,13 @@ void* aligned_buffer(uint64_t nbytes) {
   std::memset(p, 0, padded);
   return p;
 }
+
+double micros(std::chrono::steady_clock::duration d) {
+  return std::chrono::duration<double, std::micro>(d).count();
+}
+
+// The OS thread id (what top and perf show), for the trace's thread rows.
+uint64_t current_thread_id() { return static_cast<uint64_t>(::syscall(SYS_gettid)); }
 
 bool same_dtype(DLDataType a, DLDataType b) {
   return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes;
@@ -158,17 +168,26 @@ void Executor::run() {
   const auto& plan = module_->plan();
   ThreadPoolRun pool_run;  // workers spin between this run's parallel loops, sleep after it
   if (profiling_) ++profiled_runs_;
+  const bool timed = profiling_ || tracing_;
+  const uint64_t thread = tracing_ ? current_thread_id() : 0;
+  const auto run_start = std::chrono::steady_clock::now();
   for (size_t k = 0; k < plan.kernels.size(); ++k) {
     const auto& call = plan.kernels[k];
     std::vector<DLTensor>& args = args_[k];
     for (size_t j = 0; j < args.size(); ++j) args[j].data = data_[call.args[j]];
     int32_t rc;
-    if (profiling_) {
+    if (timed) {
       const auto start = std::chrono::steady_clock::now();
       rc = module_->kernel(k)(args.data(), static_cast<int32_t>(args.size()));
       const auto end = std::chrono::steady_clock::now();
-      profile_[k].calls += 1;
-      profile_[k].total_seconds += std::chrono::duration<double>(end - start).count();
+      if (profiling_) {
+        profile_[k].calls += 1;
+        profile_[k].total_seconds += std::chrono::duration<double>(end - start).count();
+      }
+      if (tracing_) {
+        trace_.push_back(TraceEvent{static_cast<int32_t>(k), traced_runs_, micros(start - trace_origin_),
+                                    micros(end - start), thread});
+      }
     } else {
       rc = module_->kernel(k)(args.data(), static_cast<int32_t>(args.size()));
     }
@@ -176,6 +195,10 @@ void Executor::run() {
       throw std::runtime_error("kernel '" + call.symbol + "' (step " + std::to_string(k + 1) + " of " +
                                std::to_string(plan.kernels.size()) + ") failed: " + kiln_get_last_error());
     }
+  }
+  if (tracing_) {
+    const auto run_end = std::chrono::steady_clock::now();
+    trace_.push_back(TraceEvent{-1, traced_runs_++, micros(run_start - trace_origin_), micros(run_end - run_start), thread});
   }
 }
 
@@ -222,6 +245,17 @@ void Executor::set_profiling(bool enabled) {
   profiling_ = enabled;
   profiled_runs_ = 0;
   for (auto& p : profile_) p = KernelProfile{};
+}
+
+void Executor::set_tracing(bool enabled) {
+  tracing_ = enabled;
+  traced_runs_ = 0;
+  trace_.clear();
+  trace_origin_ = std::chrono::steady_clock::now();
+}
+
+std::string Executor::trace_json(std::string_view process_name) const {
+  return format_trace_json(module_->plan(), trace_, process_name);
 }
 
 std::string Executor::profile_report(double peak_gflops, double bandwidth_gbps, double int8_peak_gops) const {

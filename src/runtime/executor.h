@@ -5,18 +5,22 @@
 // Each kernel's DLTensor argument array is built once too; a run only refreshes data pointers
 // (which zero-copy bound inputs change). One executor is used by one thread at a time; several
 // executors over one module may run at the same time (the module is immutable).
-// The profiler, when enabled, times every kernel call and reports per-kernel totals. A run tells
+// The profiler, when enabled, times every kernel call and reports per-kernel totals; the tracer,
+// when enabled, records every kernel launch of every run for a Chrome trace (trace_json.h). A run tells
 // the thread pool it is running (thread_pool.h), so workers spin between its parallel loops.
 #ifndef KILN_SRC_RUNTIME_EXECUTOR_H_
 #define KILN_SRC_RUNTIME_EXECUTOR_H_
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "module.h"
 #include "profile_report.h"
+#include "trace_json.h"
 
 namespace kiln::runtime {
 
@@ -56,6 +60,12 @@ class Executor {
   // of `int8_peak_gops`.
   std::string profile_report(double peak_gflops = 0, double bandwidth_gbps = 0, double int8_peak_gops = 0) const;
 
+  // Tracing: enabling (or disabling) drops the recorded events and restarts the clock at 0.
+  void set_tracing(bool enabled);
+  const std::vector<TraceEvent>& trace_events() const { return trace_; }
+  // The recorded runs as Chrome trace-event JSON (trace_json.h); `process_name` names the process.
+  std::string trace_json(std::string_view process_name) const;
+
  private:
   void check_value(const char* what, int32_t index, const artifact::TensorSpec& spec,
                    const DLTensor& value) const;
@@ -69,6 +79,10 @@ class Executor {
   bool profiling_ = false;
   int64_t profiled_runs_ = 0;
   std::vector<KernelProfile> profile_;
+  bool tracing_ = false;
+  int64_t traced_runs_ = 0;
+  std::chrono::steady_clock::time_point trace_origin_;
+  std::vector<TraceEvent> trace_;
 };
 
 }  // namespace kiln::runtime

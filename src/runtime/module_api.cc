@@ -264,3 +264,18 @@ extern "C" int kiln_executor_profile_report_with_int8_peak(const KilnExecutor* e
     return 0;
   });
 }
+
+extern "C" int kiln_executor_set_tracing(KilnExecutor* executor, int32_t enabled) {
+  return guarded_call("kiln_executor_set_tracing", [&] {
+    deref(executor, "executor").executor->set_tracing(enabled != 0);
+    return 0;
+  });
+}
+
+extern "C" int kiln_executor_trace_json(const KilnExecutor* executor, const char* process_name, char** out_text) {
+  return guarded_call("kiln_executor_trace_json", [&] {
+    deref(out_text, "out_text") =
+        copy_text(deref(executor, "executor").executor->trace_json(process_name ? process_name : "kiln"));
+    return 0;
+  });
+}

@@ -3,23 +3,16 @@
 
 #include <cstring>
 
+#include "kiln/support/splitmix64.h"
+
 namespace kiln::tune {
 namespace {
 
 // DLPack's bool code (kDLBool = 6 in newer dlpack.h; Debian's header predates it).
 constexpr uint8_t kDLBoolCode = 6;
 
-struct SplitMix64 {
-  uint64_t state;
-  uint64_t next() {
-    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  // Uniform in [-1, 1) with 24 random bits: exactly representable in f32.
-  float unit() { return static_cast<float>(next() >> 40) * (2.0f / 16777216.0f) - 1.0f; }
-};
+// Uniform in [-1, 1) with 24 random bits: exactly representable in f32.
+float unit(SplitMix64& rng) { return static_cast<float>(rng.next() >> 40) * (2.0f / 16777216.0f) - 1.0f; }
 
 // IEEE binary16 bits of a float in [-1, 1) (round to nearest even; subnormals handled).
 uint16_t half_bits(float f) {
@@ -62,13 +55,13 @@ bool fill_seeded(DLTensor* t, uint64_t seed, int32_t index) {
     case kDLFloat:
       if (dt.bits == 32) {
         auto* p = reinterpret_cast<float*>(base);
-        for (int64_t i = 0; i < n; ++i) p[i] = rng.unit();
+        for (int64_t i = 0; i < n; ++i) p[i] = unit(rng);
       } else if (dt.bits == 64) {
         auto* p = reinterpret_cast<double*>(base);
-        for (int64_t i = 0; i < n; ++i) p[i] = rng.unit();
+        for (int64_t i = 0; i < n; ++i) p[i] = unit(rng);
       } else if (dt.bits == 16) {
         auto* p = reinterpret_cast<uint16_t*>(base);
-        for (int64_t i = 0; i < n; ++i) p[i] = half_bits(rng.unit());
+        for (int64_t i = 0; i < n; ++i) p[i] = half_bits(unit(rng));
       } else {
         return false;
       }
@@ -77,7 +70,7 @@ bool fill_seeded(DLTensor* t, uint64_t seed, int32_t index) {
       if (dt.bits != 16) return false;
       auto* p = reinterpret_cast<uint16_t*>(base);
       for (int64_t i = 0; i < n; ++i) {  // 24-bit values: the top 16 bits are exact after rounding down
-        const float f = rng.unit();
+        const float f = unit(rng);
         uint32_t x;
         std::memcpy(&x, &f, 4);
         p[i] = static_cast<uint16_t>(x >> 16);

@@ -220,7 +220,7 @@ TEST_F(KilnCli, RunRejectsBadInvocations) {
   } cases[] = {
       {"run " + m + " --input x=" + (tmp / "x.npy").string(), "no output destination"},
       {"run " + m + " --input x=" + (tmp / "x.npy").string() + " --executor llvm" + out, "unknown executor"},
-      {"run " + m + out, "no array given for it"},
+      {"run " + m + out + " --fill purple", "purple"},
       {"run " + m + " --input z=" + (tmp / "x.npy").string() + out, "--input z"},
       {"run " + m + " --input x=" + (tmp / "wrong.npy").string() + out, "input 'x'"},
       {"run " + m + " --input x=" + (tmp / "missing.npy").string() + out, "missing.npy"},

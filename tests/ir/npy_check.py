@@ -3,6 +3,8 @@
 
   npy_check.py write DIR   writes numpy files in every variant Kiln must read
   npy_check.py check DIR   checks the files Kiln wrote (kiln_<dtype>.npy) with numpy.load
+  npy_check.py npz DIR     checks DIR/kiln.npz (npz_test.cc): zipfile's CRC check, then every
+                           member in order ("<dtype>" for each numpy dtype, "empty", "scalar")
 
 Element i of every test array is pattern(dtype, i) below, which npy_test.cc computes too.
 """
@@ -86,6 +88,29 @@ def check(d):
     return 1 if errors else 0
 
 
+def check_npz(d):
+    import zipfile
+    path = os.path.join(d, "kiln.npz")
+    with zipfile.ZipFile(path) as z:
+        bad = z.testzip()
+        if bad is not None:
+            print("error: CRC mismatch in", bad)
+            return 1
+    want = {name: expected(name) for name in DTYPES}
+    want["empty"] = np.zeros((0, 4), np.float32)
+    want["scalar"] = np.array(-1.5, np.float64)
+    got = np.load(path)
+    errors = []
+    if list(got.keys()) != list(want):
+        errors.append(f"keys {list(got.keys())}, expected {list(want)}")
+    for k, w in want.items():
+        if k in got and (got[k].dtype != w.dtype or got[k].shape != w.shape or not np.array_equal(got[k], w)):
+            errors.append(f"{k}: {got[k].dtype}{got[k].shape} vs {w.dtype}{w.shape}")
+    for err in errors:
+        print("error:", err)
+    return 1 if errors else 0
+
+
 if __name__ == "__main__":
     mode, d = sys.argv[1], sys.argv[2]
-    sys.exit(write(d) if mode == "write" else check(d))
+    sys.exit({"write": write, "check": check, "npz": check_npz}[mode](d))

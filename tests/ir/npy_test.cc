@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "npy_pattern.h"
 #include "ops/op_test_util.h"
 
 namespace kiln::ir {
@@ -17,28 +18,8 @@ using testing::throws_user_error;
 
 const Shape kShape = {2, 3, 4};
 
-// npy_check.py's pattern(): element i of the test array of `dtype`.
-double pattern(DType dtype, int64_t i) {
-  switch (dtype) {
-    case DType::kBool: return i % 3 == 0;
-    case DType::kU8: return (i * 7) % 200;
-    case DType::kU16: return (i * 7) % 200 + 60000;
-    case DType::kU32: return (i * 7) % 200 + 4000000000.0;
-    case DType::kU64: return (i * 7) % 200 + 4503599627370496.0;  // 2^52 + a small integer: exact in double
-    case DType::kF32:
-    case DType::kF64:
-    case DType::kF16:
-    case DType::kBF16: return (i - 5) * 0.25;
-    case DType::kI64: return (i % 7) - 3 + i * 1000;
-    default: return (i % 7) - 3;
-  }
-}
-
-NDArray pattern_array(DType dtype, Shape shape = kShape) {
-  NDArray a = NDArray::empty(dtype, shape);
-  for (int64_t i = 0; i < a.numel(); ++i) a.set_from_double(i, pattern(dtype, i));
-  return a;
-}
+using testing::pattern;
+using testing::pattern_array;
 
 bool have_numpy() { return std::system("/usr/bin/python3 -c 'import numpy' >/dev/null 2>&1") == 0; }
 

@@ -27,5 +27,7 @@ if(CMAKE_BUILD_TYPE MATCHES "^(Release|MinSizeRel)$" AND NOT KILN_SANITIZE)  # s
             $<TARGET_FILE:kiln_runtime>)
 endif()
 
-# The profiler's report is internal to libkiln_runtime (hidden symbols): its test compiles it in.
+# The profiler's report and the trace's JSON are internal to libkiln_runtime (hidden symbols):
+# their tests compile them in.
 target_sources(runtime_profile_report_test PRIVATE "${PROJECT_SOURCE_DIR}/src/runtime/profile_report.cc")
+target_sources(runtime_trace_json_test PRIVATE "${PROJECT_SOURCE_DIR}/src/runtime/trace_json.cc")

@@ -1,7 +1,9 @@
-// `kiln compile MODEL.onnx -o OUT.so [--target T] [-O N] [--input-shape NAME:D0,D1,...] [--bind NAME=FILE.npy]
+// `kiln compile MODEL.onnx [-o OUT.so] [--target T] [-O N] [--input-shape NAME:D0,D1,...] [--bind NAME=FILE.npy]
 //  [--dump-ir-after=PASS|all] [--records FILE.db] [--quantize int8 --calibration ... (the options of kiln quantize)]`
 // (or `--example NAME` instead of MODEL): builds one artifact and prints what it did
-// (src/driver/compile.cc, docs/compile.md). With --quantize int8 the model is first quantized
+// (src/driver/compile.cc, docs/compile.md). Without -o the artifact is MODEL's path with the
+// extension .so (model.onnx -> model.so, beside it), or NAME.so in the current directory for
+// --example NAME. With --quantize int8 the model is first quantized
 // into OUT's stem + .int8.onnx (quantize_command.cc, docs/int8.md) and that model is compiled.
 #include <cmath>
 #include <filesystem>
@@ -19,6 +21,22 @@
 #include "quantize_options.h"
 
 namespace kiln::cli {
+namespace {
+
+// Where `kiln compile` writes without -o (see the header comment).
+std::string default_artifact_path(const std::string& model, const std::string& example) {
+  if (model.empty()) return example + ".so";
+  std::filesystem::path p(model);
+  p.replace_extension(".so");
+  if (p == std::filesystem::path(model)) {
+    throw UserError(UserErrorKind::kInvalidArgument, "kiln compile " + model,
+                    "the default artifact path (the model's with .so) is the model itself",
+                    "name the artifact with -o OUT.so");
+  }
+  return p.string();
+}
+
+}  // namespace
 
 void register_compile(CLI::App& app, CommandContext& ctx) {
   auto* cmd = app.add_subcommand("compile", "Compile an ONNX model (or a built-in example) into one artifact (.so)");
@@ -42,7 +60,8 @@ void register_compile(CLI::App& app, CommandContext& ctx) {
                                       "Compile a built-in example model instead (tiny-cnn); also writes "
                                       "OUT_input.npy, an input for kiln run");
   model_opt->excludes(example_opt);
-  cmd->add_option("-o,--output", opts->output, "Artifact to write (a shared library, e.g. model.so)")->required();
+  cmd->add_option("-o,--output", opts->output,
+                  "Artifact to write (a shared library; default: the model's path with .so, e.g. model.onnx -> model.so)");
   cmd->add_option("--target", opts->target, "Target: llvm (this machine), 'llvm -mcpu=znver4', 'llvm -mattr=+avx2,+fma', 'llvm -vector-width=256', ... (docs/codegen.md)");
   cmd->add_option("-O,--opt-level", opts->opt_level, "Optimization level 0..3 (default 3)")->check(CLI::Range(0, 3));
   cmd->add_option("--input-shape", opts->input_shapes, "Fix an input's shape: NAME:D0,D1,... (repeatable)");
@@ -61,6 +80,8 @@ void register_compile(CLI::App& app, CommandContext& ctx) {
       throw UserError(UserErrorKind::kInvalidArgument, "kiln compile", "no model given",
                       "pass MODEL.onnx or --example NAME (available: tiny-cnn)");
     }
+    const std::string output = opts->output.empty() ? default_artifact_path(opts->model, opts->example) : opts->output;
+    if (opts->output.empty()) std::cout << "no -o given: writing " << output << "\n";
     driver::CompileOptions options;
     options.target = opts->target;
     options.opt_level = opts->opt_level;
@@ -73,30 +94,30 @@ void register_compile(CLI::App& app, CommandContext& ctx) {
     if (!opts->example.empty()) {
       const ir::Graph graph = driver::example_model(opts->example);
       options.artifact.producer = "example " + opts->example;
-      report = driver::compile_graph(graph, opts->output, options);
+      report = driver::compile_graph(graph, output, options);
       // An input for `kiln run`: a fixed pattern.
       for (const ir::NodePtr& in : graph.inputs()) {
         const ir::TensorType& t = in->as_input().type();
         ir::NDArray a = ir::NDArray::empty(t.dtype, t.shape);
         for (int64_t i = 0; i < a.numel(); ++i) a.set_from_double(i, std::cos(0.01 * static_cast<double>(i)));
-        std::filesystem::path p(opts->output);
+        std::filesystem::path p(output);
         const std::string file = (p.parent_path() / (p.stem().string() + "_" + in->name() + ".npy")).string();
         ir::write_npy(file, a);
         std::cout << "example input: " << in->name() << "=" << file << "\n";
       }
     } else if (!opts->quantize.empty()) {
-      std::filesystem::path p(opts->output);
+      std::filesystem::path p(output);
       const std::string qmodel = (p.parent_path() / (p.stem().string() + ".int8.onnx")).string();
       const driver::QuantizeReport q =
           driver::quantize_model(to_quantize_options(opts->q, opts->model, qmodel, opts->input_shapes, opts->target));
       std::cout << q.summary();
-      report = driver::compile_onnx(qmodel, opts->output, options);
+      report = driver::compile_onnx(qmodel, output, options);
     } else {
       if (!opts->q.calibration.empty() || opts->q.dynamic) {
         throw UserError(UserErrorKind::kInvalidArgument, "kiln compile", "quantization options given without --quantize int8",
                         "add --quantize int8 (or use kiln quantize)");
       }
-      report = driver::compile_onnx(opts->model, opts->output, options);
+      report = driver::compile_onnx(opts->model, output, options);
     }
     std::cout << report.summary();
     ctx.exit_code = 0;

@@ -1,5 +1,6 @@
-// `kiln run ARTIFACT.so --input NAME=FILE.npy ... [--output FILE.npy ... | --output-dir DIR]
-//  [--repeat N] [--warmup N] [--threads N] [--profile]` (see run_artifact.h).
+// `kiln run ARTIFACT.so [--input NAME=FILE.npy ...] [--fill random|zeros|ones] [--seed N]
+//  [--output FILE.npy ... | --output-dir DIR] [--output-npz FILE] [--print-top K]
+//  [--repeat N] [--warmup N] [--threads N] [--profile] [--trace FILE.json]` (see run_artifact.h).
 #include "run_artifact.h"
 
 #include <algorithm>
@@ -15,8 +16,10 @@
 #include "kiln/codegen/memory_bandwidth.h"
 #include "kiln/driver/artifact.h"
 #include "kiln/ir/npy.h"
+#include "kiln/ir/npz.h"
 #include "kiln/runtime/kiln_runtime.hpp"
 #include "kiln/support/error.h"
+#include "run_io.h"
 
 namespace kiln::cli {
 namespace {
@@ -131,12 +134,25 @@ void run_artifact(const RunArtifactOptions& o, std::ostream& out) {
     }
     given[index] = std::move(array);
   }
+  // Inputs not given: made up with --fill, or when no --input is given at all.
+  const bool fill = !o.fill.empty() || o.inputs.empty();
+  const FillMode mode = o.fill.empty() ? FillMode::kRandom : parse_fill_mode(o.fill);
   for (int32_t i = 0; i < num_inputs; ++i) {
-    if (!given.count(i)) {
+    if (given.count(i)) continue;
+    const KilnTensorInfo info = module.input_info(i);
+    if (!fill) {
       throw UserError(UserErrorKind::kInvalidArgument, "kiln run " + o.artifact,
-                      std::string("no --input for '") + module.input_info(i).name + "'",
-                      "pass --input NAME=FILE.npy for each input: " + input_names);
+                      std::string("no --input for '") + info.name + "'",
+                      "pass --input NAME=FILE.npy for each input (" + input_names +
+                          "), or --fill random|zeros|ones to make up the others");
     }
+    const std::string what = std::string("input '") + info.name + "'";
+    ir::NDArray array = filled_input(from_dl(info.dtype, what), std::vector<int64_t>(info.shape, info.shape + info.ndim),
+                                     mode, o.seed, static_cast<size_t>(i));
+    DLTensor t = view_of(array, info.dtype);
+    exec.set_input(i, t);
+    out << fill_note(info.name, array, mode, o.seed);
+    given[i] = std::move(array);
   }
   if (!o.outputs.empty() && static_cast<int32_t>(o.outputs.size()) != num_outputs) {
     throw UserError(UserErrorKind::kInvalidArgument, "--output",
@@ -164,6 +180,7 @@ void run_artifact(const RunArtifactOptions& o, std::ostream& out) {
   }
   for (int i = 0; i < o.warmup; ++i) run_once();
   if (o.profile) exec.set_profiling(true);
+  if (!o.trace.empty()) exec.set_tracing(true);
   std::vector<double> ms;
   for (int i = 0; i < o.repeat; ++i) {
     const auto start = std::chrono::steady_clock::now();
@@ -172,6 +189,8 @@ void run_artifact(const RunArtifactOptions& o, std::ostream& out) {
   }
 
   if (!o.output_dir.empty()) std::filesystem::create_directories(o.output_dir);
+  ir::NamedArrays npz;
+  std::string top;
   for (int32_t i = 0; i < num_outputs; ++i) {
     const KilnTensorInfo info = module.output_info(i);
     const std::vector<int64_t> shape(info.shape, info.shape + info.ndim);
@@ -182,7 +201,24 @@ void run_artifact(const RunArtifactOptions& o, std::ostream& out) {
     if (!o.outputs.empty()) path = o.outputs[i];
     else if (!o.output_dir.empty()) path = (std::filesystem::path(o.output_dir) / file_name_for(info.name)).string();
     if (!path.empty()) ir::write_npy(path, result);
-    out << info_text(info) << (path.empty() ? " (not written: no --output)" : " -> " + path) << "\n";
+    out << info_text(info) << (path.empty() ? (o.output_npz.empty() ? " (not written: no --output)" : "") : " -> " + path)
+        << "\n";
+    if (o.print_top > 0) top += top_k_text(info.name, result, o.print_top);
+    if (!o.output_npz.empty()) npz.emplace_back(info.name, std::move(result));
+  }
+  if (!o.output_npz.empty()) {
+    ir::write_npz(o.output_npz, npz);
+    out << "wrote " << num_outputs << " output" << (num_outputs == 1 ? "" : "s") << " -> " << o.output_npz << "\n";
+  }
+  out << top;
+  if (!o.trace.empty()) {
+    const std::string json = exec.trace_json("kiln: " + std::filesystem::path(o.artifact).filename().string());
+    std::ofstream file(o.trace, std::ios::binary | std::ios::trunc);
+    file << json;
+    file.close();
+    if (!file) throw UserError(UserErrorKind::kIO, "--trace " + o.trace, "cannot write the file");
+    out << "trace: " << o.repeat << " run" << (o.repeat == 1 ? "" : "s") << " x " << exec.num_kernels()
+        << " kernel launches -> " << o.trace << " (Chrome trace-event JSON: open in ui.perfetto.dev or chrome://tracing)\n";
   }
   std::sort(ms.begin(), ms.end());
   const size_t n = ms.size();

@@ -19,12 +19,19 @@ struct RunArtifactOptions {
   int warmup = 0;                    // untimed runs before them
   int threads = -1;                  // -1: KILN_NUM_THREADS / one per core
   bool profile = false;              // per-kernel table over the timed runs
+  std::string fill;                  // "": no --fill; else random|zeros|ones for inputs not given
+  uint64_t seed = 0;                 // of --fill random
+  int print_top = 0;                 // > 0: print each output's K largest entries
+  std::string output_npz;            // every output in one .npz
+  std::string trace;                 // Chrome trace-event JSON of the timed runs
 };
 
 // True when `path` starts with the ELF magic (an artifact, not an ONNX model).
 bool is_artifact_file(const std::string& path);
 
-// Loads, runs and reports; throws kiln::UserError for anything the user can fix.
+// Loads, runs and reports; throws kiln::UserError for anything the user can fix. With no --input
+// at all, every input is made up (--fill, default random; run_io.h); with some, --fill makes up
+// the rest.
 void run_artifact(const RunArtifactOptions& options, std::ostream& out);
 
 }  // namespace kiln::cli

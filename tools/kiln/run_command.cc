@@ -1,7 +1,10 @@
-// `kiln run MODEL.onnx --executor reference --input NAME=FILE.npy ... [--bind NAME=FILE.npy ...]
-//  (--output FILE.npy ... | --output-dir DIR)`:
+// `kiln run MODEL.onnx --executor reference [--input NAME=FILE.npy ...] [--fill random|zeros|ones]
+//  [--seed N] [--bind NAME=FILE.npy ...] (--output FILE.npy ... | --output-dir DIR | --output-npz FILE |
+//  --print-top K)`:
 // imports a model, runs it on the chosen executor and writes each graph output as a .npy file
-// (one --output per graph output, in order; or DIR/<output name>.npy).
+// (one --output per graph output, in order; or DIR/<output name>.npy), all of them into one .npz,
+// or prints their largest entries. Inputs not given are made up (run_io.h) when no --input is
+// given at all or --fill is. An artifact (.so) runs through run_artifact.cc instead.
 #include <chrono>
 #include <iostream>
 #include <cstdio>
@@ -13,9 +16,11 @@
 #include "command.h"
 #include "kiln/frontend/onnx.h"
 #include "kiln/ir/npy.h"
+#include "kiln/ir/npz.h"
 #include "kiln/ref/executor.h"
 #include "kiln/support/error.h"
 #include "run_artifact.h"
+#include "run_io.h"
 
 namespace kiln::cli {
 namespace {
@@ -42,6 +47,11 @@ void register_run(CLI::App& app, CommandContext& ctx) {
     std::vector<std::string> binds;
     int repeat = 1, warmup = 0, threads = -1;  // artifacts only (run_artifact.cc)
     bool profile = false;
+    std::string fill;
+    uint64_t seed = 0;
+    int print_top = 0;
+    std::string output_npz;
+    std::string trace;  // artifacts only
   };
   auto opts = std::make_shared<Options>();
   cmd->add_option("model", opts->model, "ONNX model file, or an artifact (.so) from kiln compile")->required();
@@ -58,6 +68,17 @@ void register_run(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("--threads", opts->threads, "Artifacts: thread count (default $KILN_NUM_THREADS or one per core)")
       ->check(CLI::Range(0, 1024));
   cmd->add_flag("--profile", opts->profile, "Artifacts: print per-kernel times over the timed runs");
+  cmd->add_option("--fill", opts->fill,
+                  "Make up the inputs not given by --input (all of them when none is): random (floats in "
+                  "[-1, 1), integers 0..9; the default with no --input), zeros or ones")
+      ->check(CLI::IsMember({"random", "zeros", "ones"}));
+  cmd->add_option("--seed", opts->seed, "Seed of --fill random (default 0)");
+  cmd->add_option("--print-top", opts->print_top, "Print the K largest entries of each output with their indices")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--output-npz", opts->output_npz, "Write every output into one numpy .npz (keys: output names)");
+  cmd->add_option("--trace", opts->trace,
+                  "Artifacts: write every kernel launch of the timed runs as Chrome trace-event JSON "
+                  "(Perfetto, chrome://tracing)");
   cmd->callback([opts, &ctx] {
     // A compiled artifact (an ELF shared library) runs through libkiln_runtime instead.
     if (is_artifact_file(opts->model)) {
@@ -66,23 +87,24 @@ void register_run(CLI::App& app, CommandContext& ctx) {
                         "pass --bind to kiln compile instead");
       }
       run_artifact(RunArtifactOptions{opts->model, opts->inputs, opts->outputs, opts->output_dir, opts->repeat,
-                                      opts->warmup, opts->threads, opts->profile},
+                                      opts->warmup, opts->threads, opts->profile, opts->fill, opts->seed,
+                                      opts->print_top, opts->output_npz, opts->trace},
                    std::cout);
       ctx.exit_code = 0;
       return;
     }
-    if (opts->repeat != 1 || opts->warmup != 0 || opts->threads != -1 || opts->profile) {
+    if (opts->repeat != 1 || opts->warmup != 0 || opts->threads != -1 || opts->profile || !opts->trace.empty()) {
       throw UserError(UserErrorKind::kInvalidArgument, "kiln run " + opts->model,
-                      "--repeat, --warmup, --threads and --profile apply to compiled artifacts only",
+                      "--repeat, --warmup, --threads, --profile and --trace apply to compiled artifacts only",
                       "compile the model first (kiln compile) and run the artifact");
     }
     if (opts->executor != "reference") {
       throw UserError(UserErrorKind::kInvalidArgument, "--executor " + opts->executor, "unknown executor",
                       "available: reference");
     }
-    if (opts->outputs.empty() && opts->output_dir.empty()) {
+    if (opts->outputs.empty() && opts->output_dir.empty() && opts->output_npz.empty() && opts->print_top == 0) {
       throw UserError(UserErrorKind::kInvalidArgument, "kiln run", "no output destination",
-                      "pass --output FILE.npy per graph output or --output-dir DIR");
+                      "pass --output FILE.npy per graph output, --output-dir DIR, --output-npz FILE or --print-top K");
     }
     frontend::OnnxImportOptions options;
     for (const auto& spec : opts->input_shapes) frontend::parse_input_shape_option(spec, &options.input_shapes);
@@ -126,16 +148,44 @@ void register_run(CLI::App& app, CommandContext& ctx) {
                           std::to_string(graph.outputs().size()) + " outputs (" + names + ")",
                       "pass one --output per graph output, in order, or --output-dir DIR");
     }
+    // Inputs not given: made up with --fill, or when no --input is given at all.
+    const bool fill = !opts->fill.empty() || opts->inputs.empty();
+    const FillMode mode = opts->fill.empty() ? FillMode::kRandom : parse_fill_mode(opts->fill);
+    for (size_t i = 0; i < graph.inputs().size(); ++i) {
+      const ir::NodePtr& in = graph.inputs()[i];
+      if (inputs.count(in->name())) continue;
+      const ir::TensorType& t = in->as_input().type();
+      if (!fill) {
+        throw UserError(UserErrorKind::kInvalidArgument, "kiln run " + opts->model,
+                        "no --input for '" + in->name() + "' (" + t.to_string() + ")",
+                        "pass --input NAME=FILE.npy for each graph input, or --fill random|zeros|ones to make up "
+                        "the others");
+      }
+      inputs[in->name()] = filled_input(t.dtype, static_sizes(t.shape), mode, opts->seed, i);
+      std::cout << fill_note(in->name(), inputs[in->name()], mode, opts->seed);
+    }
     auto start = std::chrono::steady_clock::now();
     std::vector<ir::NDArray> results = ref::run_graph(graph, inputs);
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (!opts->output_dir.empty()) std::filesystem::create_directories(opts->output_dir);
     for (size_t i = 0; i < results.size(); ++i) {
-      std::string path = opts->outputs.empty()
-                             ? (std::filesystem::path(opts->output_dir) / file_name_for(graph.output_names()[i])).string()
-                             : opts->outputs[i];
-      ir::write_npy(path, results[i]);
-      std::printf("%s: %s -> %s\n", graph.output_names()[i].c_str(), results[i].type().to_string().c_str(), path.c_str());
+      std::string path = !opts->outputs.empty()     ? opts->outputs[i]
+                         : !opts->output_dir.empty() ? (std::filesystem::path(opts->output_dir) /
+                                                        file_name_for(graph.output_names()[i]))
+                                                           .string()
+                                                     : std::string();
+      if (!path.empty()) ir::write_npy(path, results[i]);
+      std::printf("%s: %s%s\n", graph.output_names()[i].c_str(), results[i].type().to_string().c_str(),
+                  path.empty() ? "" : (" -> " + path).c_str());
+    }
+    if (!opts->output_npz.empty()) {
+      ir::NamedArrays npz;
+      for (size_t i = 0; i < results.size(); ++i) npz.emplace_back(graph.output_names()[i], results[i]);
+      ir::write_npz(opts->output_npz, npz);
+      std::printf("wrote %zu output%s -> %s\n", results.size(), results.size() == 1 ? "" : "s", opts->output_npz.c_str());
+    }
+    for (size_t i = 0; opts->print_top > 0 && i < results.size(); ++i) {
+      std::fputs(top_k_text(graph.output_names()[i], results[i], opts->print_top).c_str(), stdout);
     }
     std::printf("ran %d calls on the reference executor in %.3f s\n", graph.num_calls(), seconds);
     ctx.exit_code = 0;

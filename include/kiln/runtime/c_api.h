@@ -178,6 +178,16 @@ KILN_RUNTIME_API int kiln_executor_profile_report_with_int8_peak(const KilnExecu
                                                                  double bandwidth_gbps, double int8_peak_gops,
                                                                  char** out_text);
 
+/* Tracer: when enabled, each run records every kernel launch (start, duration, thread).
+ * Enabling or disabling drops what was recorded and restarts the trace's clock at 0. */
+KILN_RUNTIME_API int kiln_executor_set_tracing(KilnExecutor* executor, int32_t enabled);
+/* The recorded runs in Chrome's trace-event JSON format (opens in Perfetto and chrome://tracing):
+ * one complete event per kernel launch per run, with the kernel's fused ops, symbol, tensors and
+ * shapes, flop count and argument bytes as arguments, and one event per run. `process_name`
+ * (may be NULL) names the process row. *out_text is released with kiln_free_text(). */
+KILN_RUNTIME_API int kiln_executor_trace_json(const KilnExecutor* executor, const char* process_name,
+                                              char** out_text);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

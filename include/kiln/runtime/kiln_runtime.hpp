@@ -242,6 +242,20 @@ class Executor {
     kiln_free_text(text);
     return s;
   }
+  int32_t num_kernels() const {
+    int32_t n = 0;
+    check(kiln_executor_num_kernels(executor_, &n));
+    return n;
+  }
+  void set_tracing(bool enabled) { check(kiln_executor_set_tracing(executor_, enabled ? 1 : 0)); }
+  // The recorded runs as Chrome trace-event JSON (kiln_executor_trace_json).
+  std::string trace_json(const std::string& process_name = "kiln") const {
+    char* text = nullptr;
+    check(kiln_executor_trace_json(executor_, process_name.c_str(), &text));
+    std::string s(text);
+    kiln_free_text(text);
+    return s;
+  }
 
  private:
   KilnExecutor* executor_ = nullptr;
