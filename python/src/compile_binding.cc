@@ -55,6 +55,7 @@ py::dict report_to_dict(const driver::CompileReport& r) {
   }
   out["kernels"] = kernels;
   out["distinct_kernels"] = r.distinct_kernels;
+  out["codegen_threads"] = r.codegen_threads;
   out["split_groups"] = py::cast(r.split_groups);
   py::dict memory;
   memory["weights_bytes"] = r.artifact.weights_bytes;

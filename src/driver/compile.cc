@@ -46,8 +46,9 @@ std::string symbol_safe(const std::string& s) {
 
 class Compiler {
  public:
-  Compiler(const codegen::Target& target, const CompileOptions& options)
-      : target_(target), options_(options), module_(target, "kiln_model") {}
+  Compiler(const codegen::Target& target, const CompileOptions& options) : target_(target), options_(options) {
+    for (int i = 0; i < kCodegenModules; ++i) modules_.emplace_back(target, "kiln_model_" + std::to_string(i));
+  }
 
   void run(const ir::Graph& graph, CompileReport& report) {
     // Inputs, then the outputs in the graph's order (the artifact's output order).
@@ -98,7 +99,16 @@ class Compiler {
   }
   int tuned = 0;  // kernels built from a record
 
-  codegen::LLVMModule& module() { return module_; }
+  // The kernels' object code, one object per module that holds a kernel (or one empty object),
+  // compiled `threads` at a time.
+  std::vector<std::vector<char>> object_code(int threads) {
+    std::vector<codegen::LLVMModule*> used;
+    for (codegen::LLVMModule& m : modules_) {
+      if (!m.kernel_names().empty()) used.push_back(&m);
+    }
+    if (used.empty()) used.push_back(&modules_[0]);  // no kernels (outputs that are inputs or constants)
+    return codegen::object_code_in_parallel(used, threads);
+  }
   ArtifactBuilder& builder() { return builder_; }
   double lower_seconds = 0;
   int distinct = 0;
@@ -169,7 +179,7 @@ class Compiler {
   // Adds the kernel to the module; returns its operations per call (profiler: f32 flops, or int8
   // ops for an int8 kernel).
   KernelFlops add_prim(const tir::PrimFunc& f) {
-    module_.add_prim_func(f);
+    modules_[distinct % kCodegenModules].add_prim_func(f);
     ++distinct;
     return flops_of_symbol_[f->name] = count_kernel_flops(f);
   }
@@ -289,9 +299,13 @@ class Compiler {
     }
   }
 
+  // Kernels go round-robin into this many LLVM modules, which code generation compiles in
+  // parallel. A fixed count (not the thread count), so the artifact is the same on every machine.
+  static constexpr int kCodegenModules = 16;
+
   codegen::Target target_;
   const CompileOptions& options_;
-  codegen::LLVMModule module_;
+  std::vector<codegen::LLVMModule> modules_;
   ArtifactBuilder builder_;
   std::map<std::pair<const ir::Node*, int>, int32_t> tensors_;
   std::unordered_map<std::string, std::string> kernel_cache_;
@@ -407,7 +421,12 @@ CompileReport compile_graph(const ir::Graph& graph, const std::string& out_path,
   const double to_tir = seconds_since(start);
 
   start = Clock::now();
-  compiler.builder().add_object(compiler.module().object_code());
+  report.codegen_threads = options.codegen_threads > 0 ? options.codegen_threads : codegen::default_codegen_threads();
+  for (std::vector<char>& object : compiler.object_code(report.codegen_threads)) {
+    compiler.builder().add_object(std::move(object));
+  }
+  KILN_LOG(driver, kInfo) << "LLVM O3 + object code on " << report.codegen_threads << " thread(s): "
+                          << seconds_since(start) << " s; loop IR to LLVM IR: " << (to_tir - compiler.lower_seconds) << " s";
   // add_prim_func (LLVM translation) happened during lowering; count it as codegen.
   report.phase_seconds.emplace_back("codegen (LLVM)", seconds_since(start) + (to_tir - compiler.lower_seconds));
 
@@ -461,6 +480,7 @@ std::string CompileReport::summary() const {
     if (!records_note.empty()) os << "  " << records_note << "\n";
     if (!stale_note.empty()) os << "  " << stale_note << "\n";
   }
+  os << "codegen: " << codegen_threads << " thread" << (codegen_threads == 1 ? "" : "s") << "\n";
   os << "memory: intermediates planned " << human_bytes(artifact.planned_bytes) << " vs naive "
      << human_bytes(artifact.naive_bytes) << "; weights " << human_bytes(artifact.weights_bytes) << "\n";
   double total = 0;

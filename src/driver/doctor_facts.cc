@@ -24,6 +24,7 @@
 #include "kiln/driver/compile.h"
 #include "kiln/driver/doctor.h"
 #include "kiln/runtime/c_api.h"
+#include "kiln/support/machine.h"
 #include "kiln/version.h"
 
 namespace kiln::driver {
@@ -97,22 +98,6 @@ std::string loaded_library_path(const void* symbol) {
   return info.dli_fname;
 }
 
-int usable_cores() {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
-  return std::max(1u, std::thread::hardware_concurrency());
-}
-
-int64_t available_memory_mb() {
-  std::ifstream meminfo("/proc/meminfo");
-  std::string key;
-  int64_t kb = 0;
-  std::string unit;
-  while (meminfo >> key >> kb >> unit) {
-    if (key == "MemAvailable:") return kb / 1024;
-  }
-  return 0;
-}
 
 }  // namespace
 

@@ -105,9 +105,9 @@ TEST_F(ArtifactCliTest, Inspect) {
 }
 
 TEST_F(ArtifactCliTest, Errors) {
-  Result r = run_cli("run " + path("model.so"));
+  Result r = run_cli("run " + path("model.so") + " --fill purple");  // (no --input at all: made up)
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  expect_contains(r.output, "no --input for 'x'");
+  expect_contains(r.output, "--fill: purple not in {random,zeros,ones}");
   r = run_cli("run " + path("model.so") + " --input y=" + path("x.npy"));
   EXPECT_EQ(r.exit_code, 2) << r.output;
   expect_contains(r.output, "the artifact has no input named 'y'");

@@ -11,6 +11,8 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include "compile_test_util.h"
@@ -202,6 +204,30 @@ TEST_F(CompileTest, TinyCnnExample) {
   const auto got = run_compiled(path("tiny.so"), {x});
   expect_close(got[0], want[0], kRtol, kAtol, "tiny-cnn");
   EXPECT_THROW(driver::example_model("huge-cnn"), UserError);
+}
+
+// Code generation on 1, 2 and 3 threads: the kernels sit in a fixed number of LLVM modules, so
+// the artifact is the same file whatever the thread count, and it matches the reference.
+TEST_F(CompileTest, ParallelCodegenWritesTheSameArtifact) {
+  const ir::Graph g = driver::example_model("tiny-cnn");
+  std::string first;
+  for (int threads : {1, 2, 3}) {
+    SCOPED_TRACE(std::to_string(threads) + " threads");
+    driver::CompileOptions o;
+    o.codegen_threads = threads;
+    const std::string file = path("tiny_threads_" + std::to_string(threads) + ".so");
+    const driver::CompileReport r = driver::compile_graph(g, file, o);
+    EXPECT_EQ(r.codegen_threads, threads);
+    EXPECT_NE(r.summary().find("codegen: " + std::to_string(threads) + " thread"), std::string::npos);
+    ASSERT_GT(r.distinct_kernels, 1) << "the test needs kernels in more than one module";
+    std::ifstream in(file, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (first.empty()) first = bytes;
+    EXPECT_TRUE(bytes == first) << "the artifact depends on the thread count";
+    const ir::NDArray x = pattern({1, 3, 32, 32}, 5);
+    expect_close(run_compiled(file, {x})[0], ref::run_graph(g, std::vector<ir::NDArray>{x})[0], kRtol, kAtol,
+                 "tiny-cnn");
+  }
 }
 
 // An operator without a compute definition is a UserError naming it.

@@ -53,6 +53,7 @@ void register_compile(CLI::App& app, CommandContext& ctx) {
     std::string quantize;
     QuantizeCliOptions q;
     std::string records;
+    int jobs = 0;
   };
   auto opts = std::make_shared<Options>();
   auto* model_opt = cmd->add_option("model", opts->model, "ONNX model file");
@@ -63,6 +64,10 @@ void register_compile(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("-o,--output", opts->output,
                   "Artifact to write (a shared library; default: the model's path with .so, e.g. model.onnx -> model.so)");
   cmd->add_option("--target", opts->target, "Target: llvm (this machine), 'llvm -mcpu=znver4', 'llvm -mattr=+avx2,+fma', 'llvm -vector-width=256', ... (docs/codegen.md)");
+  cmd->add_option("-j,--jobs", opts->jobs,
+                  "Threads for LLVM code generation (default: one per core within the available memory, or "
+                  "$KILN_COMPILE_THREADS)")
+      ->check(CLI::Range(1, 1024));
   cmd->add_option("-O,--opt-level", opts->opt_level, "Optimization level 0..3 (default 3)")->check(CLI::Range(0, 3));
   cmd->add_option("--input-shape", opts->input_shapes, "Fix an input's shape: NAME:D0,D1,... (repeatable)");
   cmd->add_option("--bind", opts->binds,
@@ -88,6 +93,7 @@ void register_compile(CLI::App& app, CommandContext& ctx) {
     options.dump_ir_after = opts->dump_ir_after;
     options.disabled_passes = opts->disabled_passes;
     options.records = opts->records;
+    options.codegen_threads = opts->jobs;
     for (const auto& spec : opts->input_shapes) frontend::parse_input_shape_option(spec, &options.input_shapes);
     for (const auto& spec : opts->binds) frontend::parse_bind_option(spec, &options.constant_inputs);
     driver::CompileReport report;

@@ -82,6 +82,19 @@ class LLVMModule {
   std::unique_ptr<Impl> impl_;
 };
 
+// Optimizes each module and emits its object code (LLVMModule::object_code), running up to
+// `threads` modules at once: each module has its own LLVM context and target machine, so they
+// compile independently. The objects come back in the modules' order, so the result does not
+// depend on `threads`. When any module fails, the first failure in module order is rethrown after
+// every thread has finished.
+std::vector<std::vector<char>> object_code_in_parallel(const std::vector<LLVMModule*>& modules, int threads);
+
+// How many modules to compile at once by default: one per core, but no more than the available
+// memory allows at kCodegenBytesPerThread each (LLVM's O3 pipeline and code generation of a large
+// kernel module), and at least 1. $KILN_COMPILE_THREADS (a positive integer) overrides it.
+inline constexpr uint64_t kCodegenBytesPerThread = uint64_t{512} << 20;
+int default_codegen_threads();
+
 // A module compiled into this process. Kernel pointers stay valid while the JitModule lives.
 class JitModule {
  public:

@@ -52,6 +52,9 @@ struct CompileOptions {
   // Explicit graph-level choices (the auto-tuner flipping one); when set, `records` does not
   // settle them. Not owned; the compile logs every choice point met into it.
   pass::LayerChoices* layer_choices = nullptr;
+  // Threads for LLVM code generation (the kernels' modules compile in parallel); 0: one per core
+  // within the available memory (codegen::default_codegen_threads, $KILN_COMPILE_THREADS).
+  int codegen_threads = 0;
   ArtifactOptions artifact;
 };
 
@@ -67,6 +70,7 @@ struct CompileReport {
   pass::PipelineResult pipeline;            // passes run, with times and stats
   std::vector<KernelCall> kernel_calls;     // in execution order
   int distinct_kernels = 0;                 // symbols in the object code
+  int codegen_threads = 1;                  // threads LLVM code generation ran on
   std::vector<std::string> split_groups;    // labels of groups built as per-op kernels, with why
   ArtifactSummary artifact;
   std::string records_path;                 // CompileOptions::records
