@@ -64,7 +64,7 @@ message(STATUS "Kiln: LLVM ${LLVM_PACKAGE_VERSION} from ${KILN_LLVM_CONFIG} (sta
 # AArch64 back ends (AArch64 for cross-compiled artifacts).
 set(KILN_LLVM_COMPONENTS
   Core Support TargetParser Passes Analysis TransformUtils IPO Vectorize InstCombine ScalarOpts
-  OrcJIT Object MC Target CodeGen AsmParser Linker
+  OrcJIT Object MC Target CodeGen AsmParser Linker BitWriter
   X86CodeGen X86AsmParser X86Desc X86Info
   AArch64CodeGen AArch64AsmParser AArch64Desc AArch64Info)
 

@@ -5,6 +5,9 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build_dir=${1:-$(bash "$root/scripts/build-dir.sh")}
 jobs=$(bash "$root/scripts/job-count.sh")
+# The compiles of the tests keep their kernel cache in the build tree, not in the user's home
+# (driver/kernel_cache.h); a test run starts from whatever an earlier one left there.
+export KILN_CACHE_DIR=${KILN_CACHE_DIR:-$build_dir/kernel-cache}
 echo "kiln: running CTest in $build_dir with $jobs parallel jobs"
 ctest --test-dir "$build_dir" --output-on-failure -j "$jobs"
 if compgen -G "$root/tests/python/test_*.py" >/dev/null; then

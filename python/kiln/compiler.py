@@ -20,7 +20,8 @@ class Artifact:
 
     report: the compile report as data (what `kiln compile` prints): target, passes (name,
     seconds, changed, calls_before, calls_after, stats), kernels (symbol, fused_ops, split),
-    distinct_kernels, codegen_threads, split_groups, memory (weights/planned/naive bytes), phases ({phase:
+    distinct_kernels, codegen_threads, codegen_modules, cached_modules (of them, from the kernel
+    cache), split_groups, memory (weights/planned/naive bytes), phases ({phase:
     seconds}) and summary (the CLI's text)."""
 
     def __init__(self, path, report, tmpdir):

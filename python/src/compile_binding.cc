@@ -56,6 +56,8 @@ py::dict report_to_dict(const driver::CompileReport& r) {
   out["kernels"] = kernels;
   out["distinct_kernels"] = r.distinct_kernels;
   out["codegen_threads"] = r.codegen_threads;
+  out["codegen_modules"] = r.codegen_modules;
+  out["cached_modules"] = r.cached_modules;  // of them, from the kernel cache
   out["split_groups"] = py::cast(r.split_groups);
   py::dict memory;
   memory["weights_bytes"] = r.artifact.weights_bytes;

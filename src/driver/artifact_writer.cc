@@ -37,9 +37,15 @@ void write_bytes(const fs::path& path, const char* data, size_t size) {
 void append_file_checksum(const std::string& tmp_out, const std::string& path) {
   std::string bytes;
   {
-    std::ifstream in(tmp_out, std::ios::binary);
-    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    if (!in.good() && !in.eof()) bytes.clear();
+    // One read of the whole file (an istreambuf_iterator copy goes a byte at a time: about
+    // 0.3 s more for DenseNet-121's 53 MB artifact).
+    std::ifstream in(tmp_out, std::ios::binary | std::ios::ate);
+    const std::streamoff size = in ? static_cast<std::streamoff>(in.tellg()) : -1;
+    if (size > 0) {
+      bytes.resize(static_cast<size_t>(size));
+      in.seekg(0);
+      if (!in.read(bytes.data(), size)) bytes.clear();
+    }
   }
   std::ofstream out(tmp_out, std::ios::binary | std::ios::app);
   if (bytes.empty() || !out) {
@@ -233,6 +239,9 @@ ArtifactSummary write_artifact(const ArtifactBuilder& builder, const codegen::Ta
   }
   // Weights: each constant at a 64-byte aligned offset.
   std::string weights;
+  size_t reserve = 0;
+  for (const ir::NDArray& value : builder.constants()) reserve += value.nbytes() + artifact::kWeightAlignment;
+  weights.reserve(reserve);  // one allocation: growing a 50 MB string step by step copies it many times
   size_t c = 0;
   for (auto& t : plan.tensors) {
     if (t.kind != TensorKind::kConstant) continue;

@@ -13,6 +13,7 @@
 
 #include "kiln/codegen/llvm_module.h"
 #include "kiln/codegen/target.h"
+#include "kiln/driver/kernel_cache.h"
 #include "kiln/driver/kernel_flops.h"
 #include "kiln/driver/kernel_group.h"
 #include "kiln/frontend/onnx.h"
@@ -99,15 +100,38 @@ class Compiler {
   }
   int tuned = 0;  // kernels built from a record
 
-  // The kernels' object code, one object per module that holds a kernel (or one empty object),
-  // compiled `threads` at a time.
-  std::vector<std::vector<char>> object_code(int threads) {
+  // The kernels' object code, one object per module that holds a kernel (or one empty object):
+  // each from `cache` when it holds the module, else compiled (`threads` at a time) and stored.
+  // Counts the modules and the cache hits into `report`.
+  std::vector<std::vector<char>> object_code(int threads, KernelCache& cache, CompileReport& report) {
     std::vector<codegen::LLVMModule*> used;
     for (codegen::LLVMModule& m : modules_) {
       if (!m.kernel_names().empty()) used.push_back(&m);
     }
     if (used.empty()) used.push_back(&modules_[0]);  // no kernels (outputs that are inputs or constants)
-    return codegen::object_code_in_parallel(used, threads);
+    std::vector<std::vector<char>> objects(used.size());
+    std::vector<std::string> keys(used.size());
+    std::vector<codegen::LLVMModule*> misses;
+    std::vector<size_t> miss_index;
+    for (size_t i = 0; i < used.size(); ++i) {
+      if (cache.enabled()) {
+        keys[i] = KernelCache::key(used[i]->bitcode(), target_.str());
+        if (std::optional<std::vector<char>> hit = cache.lookup(keys[i])) {
+          objects[i] = std::move(*hit);
+          continue;
+        }
+      }
+      misses.push_back(used[i]);
+      miss_index.push_back(i);
+    }
+    std::vector<std::vector<char>> compiled = codegen::object_code_in_parallel(misses, threads);
+    for (size_t j = 0; j < compiled.size(); ++j) {
+      if (cache.enabled()) cache.store(keys[miss_index[j]], compiled[j]);
+      objects[miss_index[j]] = std::move(compiled[j]);
+    }
+    report.codegen_modules = static_cast<int>(used.size());
+    report.cached_modules = static_cast<int>(used.size() - misses.size());
+    return objects;
   }
   ArtifactBuilder& builder() { return builder_; }
   double lower_seconds = 0;
@@ -422,7 +446,9 @@ CompileReport compile_graph(const ir::Graph& graph, const std::string& out_path,
 
   start = Clock::now();
   report.codegen_threads = options.codegen_threads > 0 ? options.codegen_threads : codegen::default_codegen_threads();
-  for (std::vector<char>& object : compiler.object_code(report.codegen_threads)) {
+  KernelCache cache = options.use_kernel_cache ? KernelCache::from_environment() : KernelCache::disabled();
+  report.kernel_cache_dir = cache.dir();
+  for (std::vector<char>& object : compiler.object_code(report.codegen_threads, cache, report)) {
     compiler.builder().add_object(std::move(object));
   }
   KILN_LOG(driver, kInfo) << "LLVM O3 + object code on " << report.codegen_threads << " thread(s): "
@@ -480,7 +506,12 @@ std::string CompileReport::summary() const {
     if (!records_note.empty()) os << "  " << records_note << "\n";
     if (!stale_note.empty()) os << "  " << stale_note << "\n";
   }
-  os << "codegen: " << codegen_threads << " thread" << (codegen_threads == 1 ? "" : "s") << "\n";
+  os << "codegen: " << codegen_threads << " thread" << (codegen_threads == 1 ? "" : "s");
+  if (!kernel_cache_dir.empty()) {
+    os << "; " << cached_modules << " of " << codegen_modules << " modules from the kernel cache (" << kernel_cache_dir
+       << ")";
+  }
+  os << "\n";
   os << "memory: intermediates planned " << human_bytes(artifact.planned_bytes) << " vs naive "
      << human_bytes(artifact.naive_bytes) << "; weights " << human_bytes(artifact.weights_bytes) << "\n";
   double total = 0;

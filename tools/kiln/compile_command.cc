@@ -54,6 +54,7 @@ void register_compile(CLI::App& app, CommandContext& ctx) {
     QuantizeCliOptions q;
     std::string records;
     int jobs = 0;
+    bool no_kernel_cache = false;
   };
   auto opts = std::make_shared<Options>();
   auto* model_opt = cmd->add_option("model", opts->model, "ONNX model file");
@@ -68,6 +69,9 @@ void register_compile(CLI::App& app, CommandContext& ctx) {
                   "Threads for LLVM code generation (default: one per core within the available memory, or "
                   "$KILN_COMPILE_THREADS)")
       ->check(CLI::Range(1, 1024));
+  cmd->add_flag("--no-kernel-cache", opts->no_kernel_cache,
+                "Compile every kernel module anew, neither reading nor writing the kernel cache "
+                "($KILN_CACHE_DIR, default ~/.cache/kiln; $KILN_CACHE=off does the same)");
   cmd->add_option("-O,--opt-level", opts->opt_level, "Optimization level 0..3 (default 3)")->check(CLI::Range(0, 3));
   cmd->add_option("--input-shape", opts->input_shapes, "Fix an input's shape: NAME:D0,D1,... (repeatable)");
   cmd->add_option("--bind", opts->binds,
@@ -94,6 +98,7 @@ void register_compile(CLI::App& app, CommandContext& ctx) {
     options.disabled_passes = opts->disabled_passes;
     options.records = opts->records;
     options.codegen_threads = opts->jobs;
+    options.use_kernel_cache = !opts->no_kernel_cache;
     for (const auto& spec : opts->input_shapes) frontend::parse_input_shape_option(spec, &options.input_shapes);
     for (const auto& spec : opts->binds) frontend::parse_bind_option(spec, &options.constant_inputs);
     driver::CompileReport report;

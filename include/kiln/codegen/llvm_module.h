@@ -69,6 +69,8 @@ class LLVMModule {
 
   // The module as LLVM assembly (as it is now: call optimize() first for the optimized form).
   std::string llvm_ir() const;
+  // The module as LLVM bitcode, as it is now (the kernel cache's key hashes it before optimize()).
+  std::string bitcode() const;
   // Native assembly text / an ELF relocatable object for the target. Both optimize first.
   std::string assembly();
   std::vector<char> object_code();

@@ -55,6 +55,9 @@ struct CompileOptions {
   // Threads for LLVM code generation (the kernels' modules compile in parallel); 0: one per core
   // within the available memory (codegen::default_codegen_threads, $KILN_COMPILE_THREADS).
   int codegen_threads = 0;
+  // Reuse and keep compiled modules in the kernel cache (driver/kernel_cache.h: $KILN_CACHE_DIR,
+  // $KILN_CACHE=off); false: compile every module.
+  bool use_kernel_cache = true;
   ArtifactOptions artifact;
 };
 
@@ -71,6 +74,9 @@ struct CompileReport {
   std::vector<KernelCall> kernel_calls;     // in execution order
   int distinct_kernels = 0;                 // symbols in the object code
   int codegen_threads = 1;                  // threads LLVM code generation ran on
+  int codegen_modules = 0;                  // LLVM modules the kernels were spread over
+  int cached_modules = 0;                   // of them, taken from the kernel cache
+  std::string kernel_cache_dir;             // "" when the cache was off
   std::vector<std::string> split_groups;    // labels of groups built as per-op kernels, with why
   ArtifactSummary artifact;
   std::string records_path;                 // CompileOptions::records

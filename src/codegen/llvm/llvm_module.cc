@@ -7,6 +7,7 @@
 
 #include <llvm/ADT/SmallVector.h>
 #include <llvm/AsmParser/Parser.h>
+#include <llvm/Bitcode/BitcodeWriter.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Linker/Linker.h>
@@ -124,6 +125,14 @@ void LLVMModule::optimize() {
 }
 
 std::string LLVMModule::llvm_ir() const { return llvm_detail::module_to_string(*impl_->module); }
+
+std::string LLVMModule::bitcode() const {
+  std::string bytes;
+  llvm::raw_string_ostream os(bytes);
+  llvm::WriteBitcodeToFile(*impl_->module, os);
+  os.flush();
+  return bytes;
+}
 
 std::string LLVMModule::assembly() {
   optimize();
