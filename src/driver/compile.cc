@@ -20,6 +20,7 @@
 #include "kiln/pass/fused_call.h"
 #include "kiln/support/error.h"
 #include "kiln/support/logging.h"
+#include "kiln/support/progress.h"
 #include "kiln/topi/build.h"
 #include "kiln/topi/compute.h"
 #include "kiln/topi/knob_space.h"
@@ -87,6 +88,7 @@ class Compiler {
           std::vector<int32_t> args;
           for (const ir::Value& a : call.args()) args.push_back(tensor_of(a));
           add_group(call, args, outs, report);
+          if (options_.progress != nullptr) options_.progress->step();
           break;
         }
       }
@@ -124,7 +126,10 @@ class Compiler {
       misses.push_back(used[i]);
       miss_index.push_back(i);
     }
-    std::vector<std::vector<char>> compiled = codegen::object_code_in_parallel(misses, threads);
+    Progress* progress = options_.progress;
+    if (progress != nullptr) progress->phase("codegen (LLVM)", static_cast<int64_t>(misses.size()), "modules");
+    std::vector<std::vector<char>> compiled = codegen::object_code_in_parallel(
+        misses, threads, progress != nullptr ? std::function<void()>([progress] { progress->step(); }) : nullptr);
     for (size_t j = 0; j < compiled.size(); ++j) {
       if (cache.enabled()) cache.store(keys[miss_index[j]], compiled[j]);
       objects[miss_index[j]] = std::move(compiled[j]);
@@ -413,6 +418,8 @@ CompileReport compile_graph(const ir::Graph& graph, const std::string& out_path,
     }
   }
 
+  Progress* progress = options.progress;
+  if (progress != nullptr) progress->phase("passes");
   auto start = Clock::now();
   report.pipeline = run_compile_passes(graph, pass_options, target);
   report.phase_seconds.emplace_back("passes", seconds_since(start));
@@ -421,6 +428,7 @@ CompileReport compile_graph(const ir::Graph& graph, const std::string& out_path,
     report.tuned_layer_choices = pass_options.layer_choices->applied();
   }
 
+  if (progress != nullptr) progress->phase("lower (topi + tir)", report.pipeline.graph.num_calls(), "calls");
   start = Clock::now();
   Compiler compiler(target, options);
   // The kernels take their records unless `kiln tune`'s whole-model check recorded that they do
@@ -464,6 +472,7 @@ CompileReport compile_graph(const ir::Graph& graph, const std::string& out_path,
                                << list;
   }
 
+  if (progress != nullptr) progress->phase("write artifact (plan + link)");
   start = Clock::now();
   ArtifactOptions ao = options.artifact;
   report.artifact = write_artifact(compiler.builder(), target, out_path, ao);
@@ -472,6 +481,7 @@ CompileReport compile_graph(const ir::Graph& graph, const std::string& out_path,
 }
 
 CompileReport compile_onnx(const std::string& model_path, const std::string& out_path, const CompileOptions& options) {
+  if (options.progress != nullptr) options.progress->phase("import (ONNX)");
   const auto start = Clock::now();
   ir::Graph graph = import_onnx_for_compile(model_path, options);
   const double import_s = seconds_since(start);

@@ -1,4 +1,5 @@
 #include "kiln/support/logging.h"
+#include "kiln/support/progress.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -108,6 +109,7 @@ LogMessage::LogMessage(std::string_view component, LogLevel level)
 LogMessage::~LogMessage() {
   const std::string text = stream_.str();
   std::lock_guard<std::mutex> lock(g_mutex);
+  Progress::erase_for_output();  // a progress line on stderr goes; it comes back at its next update
   std::fprintf(stderr, "[kiln %s %s] %s\n", component_.c_str(), level_name(level_), text.c_str());
 }
 

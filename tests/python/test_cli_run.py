@@ -194,3 +194,46 @@ def test_python_module_trace(mlp_files, tmp_path):
     _check_trace(trace, 2, kernels)
     with open(tmp_path / "t.json", encoding="utf-8") as f:
         assert json.load(f) == trace
+
+
+def _compile_under_terminal(args, env):
+    """kiln compile with stderr on a pseudo-terminal: what it drew there."""
+    import pty
+    import select
+    master, slave = pty.openpty()
+    p = subprocess.Popen([_kiln_cli(), "compile", *map(str, args)], stdout=subprocess.PIPE, stderr=slave, env=env)
+    os.close(slave)
+    drawn = b""
+    while True:
+        ready, _, _ = select.select([master], [], [], 0.2)
+        if ready:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            drawn += chunk
+        elif p.poll() is not None:
+            break
+    out = p.communicate()[0].decode()
+    os.close(master)
+    assert p.returncode == 0, out + drawn.decode(errors="replace")
+    return drawn.decode(errors="replace"), out
+
+
+def test_compile_shows_progress_on_a_terminal_only(tmp_path):
+    env = dict(os.environ, KILN_CACHE="off", TERM="xterm")
+    drawn, out = _compile_under_terminal(["--example", "tiny-cnn", "-o", tmp_path / "t.so"], env)
+    lines = [part.replace("\x1b[K", "") for part in drawn.split("\r") if part.replace("\x1b[K", "")]
+    phases = [re.match(r"kiln compile: (.+?)(?: \d+/\d+ \w+)?  \d", line).group(1) for line in lines]
+    assert phases[0] == "passes" and "codegen (LLVM)" in phases and phases[-1] == "write artifact (plan + link)"
+    assert any(re.search(r"codegen \(LLVM\) \d+/\d+ modules", line) for line in lines)
+    assert drawn.endswith("\r\x1b[K"), "the line is erased before the report"
+    assert "wrote " in out and "kiln compile:" not in out
+    quiet, _ = _compile_under_terminal(["--example", "tiny-cnn", "-o", tmp_path / "q.so", "--quiet"], env)
+    assert "kiln compile:" not in quiet
+    dumb, _ = _compile_under_terminal(["--example", "tiny-cnn", "-o", tmp_path / "d.so"], dict(env, TERM="dumb"))
+    assert "kiln compile:" not in dumb
+    piped = _kiln("compile", "--example", "tiny-cnn", "-o", tmp_path / "p.so")
+    assert "kiln compile:" not in piped.stderr and "\r" not in piped.stderr

@@ -18,6 +18,7 @@
 #include "kiln/ir/npy.h"
 #include "kiln/driver/quantize.h"
 #include "kiln/support/error.h"
+#include "kiln/support/progress.h"
 #include "quantize_options.h"
 
 namespace kiln::cli {
@@ -55,6 +56,7 @@ void register_compile(CLI::App& app, CommandContext& ctx) {
     std::string records;
     int jobs = 0;
     bool no_kernel_cache = false;
+    bool quiet = false;
   };
   auto opts = std::make_shared<Options>();
   auto* model_opt = cmd->add_option("model", opts->model, "ONNX model file");
@@ -69,6 +71,7 @@ void register_compile(CLI::App& app, CommandContext& ctx) {
                   "Threads for LLVM code generation (default: one per core within the available memory, or "
                   "$KILN_COMPILE_THREADS)")
       ->check(CLI::Range(1, 1024));
+  cmd->add_flag("-q,--quiet", opts->quiet, "No progress line on the terminal (it is never shown when stderr is not one)");
   cmd->add_flag("--no-kernel-cache", opts->no_kernel_cache,
                 "Compile every kernel module anew, neither reading nor writing the kernel cache "
                 "($KILN_CACHE_DIR, default ~/.cache/kiln; $KILN_CACHE=off does the same)");
@@ -101,6 +104,8 @@ void register_compile(CLI::App& app, CommandContext& ctx) {
     options.use_kernel_cache = !opts->no_kernel_cache;
     for (const auto& spec : opts->input_shapes) frontend::parse_input_shape_option(spec, &options.input_shapes);
     for (const auto& spec : opts->binds) frontend::parse_bind_option(spec, &options.constant_inputs);
+    Progress progress = Progress::on_terminal("kiln compile", !opts->quiet);
+    options.progress = &progress;
     driver::CompileReport report;
     if (!opts->example.empty()) {
       const ir::Graph graph = driver::example_model(opts->example);
@@ -114,6 +119,7 @@ void register_compile(CLI::App& app, CommandContext& ctx) {
         std::filesystem::path p(output);
         const std::string file = (p.parent_path() / (p.stem().string() + "_" + in->name() + ".npy")).string();
         ir::write_npy(file, a);
+        Progress::erase_for_output();
         std::cout << "example input: " << in->name() << "=" << file << "\n";
       }
     } else if (!opts->quantize.empty()) {
@@ -121,7 +127,8 @@ void register_compile(CLI::App& app, CommandContext& ctx) {
       const std::string qmodel = (p.parent_path() / (p.stem().string() + ".int8.onnx")).string();
       const driver::QuantizeReport q =
           driver::quantize_model(to_quantize_options(opts->q, opts->model, qmodel, opts->input_shapes, opts->target));
-      std::cout << q.summary();
+      Progress::erase_for_output();
+      std::cout << q.summary() << std::flush;
       report = driver::compile_onnx(qmodel, output, options);
     } else {
       if (!opts->q.calibration.empty() || opts->q.dynamic) {
@@ -130,6 +137,7 @@ void register_compile(CLI::App& app, CommandContext& ctx) {
       }
       report = driver::compile_onnx(opts->model, output, options);
     }
+    progress.finish();
     std::cout << report.summary();
     ctx.exit_code = 0;
   });

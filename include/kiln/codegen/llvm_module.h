@@ -16,6 +16,7 @@
 #include <dlpack/dlpack.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -88,8 +89,10 @@ class LLVMModule {
 // `threads` modules at once: each module has its own LLVM context and target machine, so they
 // compile independently. The objects come back in the modules' order, so the result does not
 // depend on `threads`. When any module fails, the first failure in module order is rethrown after
-// every thread has finished.
-std::vector<std::vector<char>> object_code_in_parallel(const std::vector<LLVMModule*>& modules, int threads);
+// every thread has finished. `on_module_done`, when given, is called (from the worker threads)
+// after each module.
+std::vector<std::vector<char>> object_code_in_parallel(const std::vector<LLVMModule*>& modules, int threads,
+                                                       const std::function<void()>& on_module_done = {});
 
 // How many modules to compile at once by default: one per core, but no more than the available
 // memory allows at kCodegenBytesPerThread each (LLVM's O3 pipeline and code generation of a large

@@ -29,6 +29,10 @@
 #include "kiln/ir/ndarray.h"
 #include "kiln/pass/pass.h"
 
+namespace kiln {
+class Progress;
+}
+
 namespace kiln::driver {
 
 struct CompileOptions {
@@ -58,6 +62,9 @@ struct CompileOptions {
   // Reuse and keep compiled modules in the kernel cache (driver/kernel_cache.h: $KILN_CACHE_DIR,
   // $KILN_CACHE=off); false: compile every module.
   bool use_kernel_cache = true;
+  // Where the phases report progress (support/progress.h; the CLI's terminal line); not owned,
+  // null: nowhere.
+  Progress* progress = nullptr;
   ArtifactOptions artifact;
 };
 

@@ -27,7 +27,8 @@ int default_codegen_threads() {
   return threads;
 }
 
-std::vector<std::vector<char>> object_code_in_parallel(const std::vector<LLVMModule*>& modules, int threads) {
+std::vector<std::vector<char>> object_code_in_parallel(const std::vector<LLVMModule*>& modules, int threads,
+                                                       const std::function<void()>& on_module_done) {
   std::vector<std::vector<char>> objects(modules.size());
   std::vector<std::exception_ptr> errors(modules.size());
   std::atomic<size_t> next{0};
@@ -38,6 +39,7 @@ std::vector<std::vector<char>> object_code_in_parallel(const std::vector<LLVMMod
       } catch (...) {
         errors[i] = std::current_exception();
       }
+      if (on_module_done) on_module_done();
     }
   };
   const size_t n = std::min<size_t>(modules.size(), static_cast<size_t>(std::max(1, threads)));
