@@ -455,12 +455,14 @@ CompileReport compile_graph(const ir::Graph& graph, const std::string& out_path,
   start = Clock::now();
   report.codegen_threads = options.codegen_threads > 0 ? options.codegen_threads : codegen::default_codegen_threads();
   KernelCache cache = options.use_kernel_cache ? KernelCache::from_environment() : KernelCache::disabled();
-  report.kernel_cache_dir = cache.dir();
   for (std::vector<char>& object : compiler.object_code(report.codegen_threads, cache, report)) {
     compiler.builder().add_object(std::move(object));
   }
-  KILN_LOG(driver, kInfo) << "LLVM O3 + object code on " << report.codegen_threads << " thread(s): "
-                          << seconds_since(start) << " s; loop IR to LLVM IR: " << (to_tir - compiler.lower_seconds) << " s";
+  report.kernel_cache_dir = cache.dir();  // "" when it was off, or turned off by a failed store
+  KILN_LOG(driver, kInfo) << "object code of " << report.codegen_modules << " modules (" << report.cached_modules
+                          << " from the kernel cache) on " << report.codegen_threads
+                          << " thread(s): " << seconds_since(start)
+                          << " s; loop IR to LLVM IR before: " << (to_tir - compiler.lower_seconds) << " s";
   // add_prim_func (LLVM translation) happened during lowering; count it as codegen.
   report.phase_seconds.emplace_back("codegen (LLVM)", seconds_since(start) + (to_tir - compiler.lower_seconds));
 

@@ -19,6 +19,7 @@
 #include "kiln/ir/npz.h"
 #include "kiln/runtime/kiln_runtime.hpp"
 #include "kiln/support/error.h"
+#include "kiln/support/file_io.h"
 #include "run_io.h"
 
 namespace kiln::cli {
@@ -213,10 +214,7 @@ void run_artifact(const RunArtifactOptions& o, std::ostream& out) {
   out << top;
   if (!o.trace.empty()) {
     const std::string json = exec.trace_json("kiln: " + std::filesystem::path(o.artifact).filename().string());
-    std::ofstream file(o.trace, std::ios::binary | std::ios::trunc);
-    file << json;
-    file.close();
-    if (!file) throw UserError(UserErrorKind::kIO, "--trace " + o.trace, "cannot write the file");
+    write_file(o.trace, json);
     out << "trace: " << o.repeat << " run" << (o.repeat == 1 ? "" : "s") << " x " << exec.num_kernels()
         << " kernel launches -> " << o.trace << " (Chrome trace-event JSON: open in ui.perfetto.dev or chrome://tracing)\n";
   }
