@@ -21,6 +21,7 @@
 
 #include "kiln/runtime/kiln_runtime.hpp"
 #include "kiln/support/error.h"
+#include "kiln/support/progress.h"
 #include "quantize_parts.h"
 
 namespace kiln::driver {
@@ -28,7 +29,6 @@ namespace kiln::driver {
 namespace qdq = frontend::qdq;
 using quantize_detail::CalibrationSet;
 using quantize_detail::CompiledModel;
-using quantize_detail::Progress;
 using quantize_detail::Range;
 using quantize_detail::RangeCollector;
 
@@ -334,7 +334,7 @@ QuantizeReport quantize_once(const QuantizeOptions& o) {
     }
   }
   if (!set.samples.empty()) {
-    if (o.progress) *o.progress << "compiling the f32 model with " << extra.size() << " calibration outputs\n";
+    if (o.progress) o.progress->phase("compiling the f32 model with " + std::to_string(extra.size()) + " calibration outputs");
     f32 = std::make_unique<CompiledModel>(qdq::model_bytes_with_outputs(o.model_path, extra, plan.float_values), o.model_path, shapes, o.target,
                                           "f32 with calibration outputs");
     const bool histogram = o.method != CalibrationMethod::kMinMax;
@@ -349,7 +349,7 @@ QuantizeReport quantize_once(const QuantizeOptions& o) {
       }
     }
     std::vector<RangeCollector> collectors(calibrated.size(), RangeCollector(histogram));
-    Progress progress(o.progress, "calibrating", static_cast<int>(set.samples.size()));
+    if (o.progress) o.progress->phase("calibrating", static_cast<int64_t>(set.samples.size()), "samples");
     for (const auto& sample : set.samples) {
       f32->run(set.names, sample);
       runtime::parallel_for(static_cast<int64_t>(calibrated.size()), [&](int64_t begin, int64_t end) {
@@ -375,7 +375,7 @@ QuantizeReport quantize_once(const QuantizeOptions& o) {
           mean.add(p, f32->f32_output_shape(t));
         }
       }
-      progress.step();
+      if (o.progress) o.progress->step();
     }
     for (size_t i = 0; i < calibrated.size(); ++i) {
       plan.activations[calibrated[i]] = activation_params(collectors[i].range(o.method, o.percentile));
@@ -473,7 +473,7 @@ QuantizeReport quantize_once(const QuantizeOptions& o) {
     }
   }
   if (k_samples > 0 && f32) {
-    if (o.progress) *o.progress << "compiling the fake-quantized model for the error report\n";
+    if (o.progress) o.progress->phase("compiling the fake-quantized model for the error report");
     // Each layer's output, its first input (for the error it adds), then the model outputs.
     std::vector<std::string> compared(layer_tensors);
     for (int k : layer_nodes) compared.push_back(f.nodes[static_cast<size_t>(k)].inputs[0]);
@@ -549,7 +549,7 @@ QuantizeReport quantize_model(const QuantizeOptions& o) {
     notes.push_back(note.str());
   }
   if (notes.empty()) return first;
-  if (o.progress) *o.progress << "quantizing again with " << notes.size() << " layer(s) kept in f32\n";
+  if (o.progress) o.progress->phase("quantizing again with " + std::to_string(notes.size()) + " layer(s) kept in f32");
   again.auto_skip = false;
   again.skip_sensitive = 0;
   QuantizeReport second = quantize_once(again);

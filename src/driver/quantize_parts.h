@@ -18,6 +18,7 @@
 #include "kiln/driver/quantize.h"
 #include "kiln/frontend/onnx_qdq.h"
 #include "kiln/ir/ndarray.h"
+#include "kiln/support/progress.h"
 
 namespace kiln::driver::quantize_detail {
 
@@ -133,20 +134,8 @@ struct NodeSensitivity {
 std::vector<NodeSensitivity> measure_sensitivity(const std::string& model_path, const frontend::qdq::QdqPlan& plan,
                                                  const std::vector<NodeGates>& nodes, const std::vector<std::string>& outputs,
                                                  const CalibrationSet& set, int samples, const std::map<std::string, ir::Shape>& shapes,
-                                                 const std::string& target, std::ostream* progress);
+                                                 const std::string& target, Progress* progress);
 
-// Progress on a stream: a redrawn bar when it is a terminal, else a line at each quarter.
-class Progress {
- public:
-  Progress(std::ostream* out, std::string what, int total);
-  void step();
-
- private:
-  std::ostream* out_;
-  std::string what_;
-  int total_, done_ = 0, last_quarter_ = 0;
-  bool tty_;
-};
 
 }  // namespace kiln::driver::quantize_detail
 

@@ -1,12 +1,9 @@
-// Running ONNX models compiled by Kiln for `kiln quantize` (quantize_parts.h: CompiledModel,
-// Progress). The artifact lives in a private temporary directory removed with the object.
-#include <unistd.h>
+// Running ONNX models compiled by Kiln for `kiln quantize` (quantize_parts.h: CompiledModel). The artifact lives in a private temporary directory removed with the object.
 
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <iostream>
 #include <ostream>
 
 #include "kiln/driver/artifact.h"
@@ -92,27 +89,6 @@ ir::Shape CompiledModel::f32_output_shape(const std::string& name) const {
   if (it == impl_->outputs.end()) return {};
   const DLTensor& v = impl_->exec->output(it->second);
   return ir::Shape(v.shape, v.shape + v.ndim);
-}
-
-Progress::Progress(std::ostream* out, std::string what, int total)
-    : out_(out), what_(std::move(what)), total_(total), tty_(out == &std::cerr && isatty(STDERR_FILENO)) {}
-
-void Progress::step() {
-  ++done_;
-  if (!out_ || total_ <= 0) return;
-  if (tty_) {
-    constexpr int kWidth = 30;
-    const int filled = done_ * kWidth / total_;
-    *out_ << "\r" << what_ << " [" << std::string(static_cast<size_t>(filled), '#')
-          << std::string(static_cast<size_t>(kWidth - filled), '.') << "] " << done_ << "/" << total_
-          << (done_ == total_ ? "\n" : "") << std::flush;
-    return;
-  }
-  const int quarter = done_ * 4 / total_;
-  if (quarter > last_quarter_) {
-    last_quarter_ = quarter;
-    *out_ << what_ << ": " << done_ << "/" << total_ << "\n" << std::flush;
-  }
 }
 
 }  // namespace kiln::driver::quantize_detail

@@ -21,10 +21,10 @@ namespace qdq = frontend::qdq;
 std::vector<NodeSensitivity> measure_sensitivity(const std::string& model_path, const qdq::QdqPlan& plan,
                                                  const std::vector<NodeGates>& nodes, const std::vector<std::string>& outputs,
                                                  const CalibrationSet& set, int samples, const std::map<std::string, ir::Shape>& shapes,
-                                                 const std::string& target, std::ostream* progress_out) {
+                                                 const std::string& target, Progress* progress) {
   std::map<std::string, std::string> gates;
   const std::string bytes = qdq::write_qdq_model(model_path, plan, qdq::QdqForm::kFakeQuantGated, {}, &gates);
-  if (progress_out) *progress_out << "compiling the gated fake-quantized model for the sensitivity search (" << gates.size() << " gates)\n";
+  if (progress) progress->phase("compiling the gated fake-quantized model for the sensitivity search (" + std::to_string(gates.size()) + " gates)");
   CompiledModel model(bytes, model_path, shapes, target, "gated fake-quantized f32");
   std::vector<std::string> names = set.names;
   std::vector<std::string> gate_names;
@@ -51,7 +51,7 @@ std::vector<NodeSensitivity> measure_sensitivity(const std::string& model_path, 
     }
   }
   std::vector<NodeSensitivity> result;
-  Progress progress(progress_out, "sensitivity search", static_cast<int>(nodes.size()));
+  if (progress) progress->phase("sensitivity search", static_cast<int64_t>(nodes.size()), "layers");
   for (const NodeGates& node : nodes) {
     std::vector<bool> enabled(gate_names.size(), false);
     for (const auto& what : node.keys) {
@@ -76,7 +76,7 @@ std::vector<NodeSensitivity> measure_sensitivity(const std::string& model_path, 
     s.node = node.node;
     s.cosine = ff > 0 && qq > 0 ? fq / std::sqrt(ff * qq) : 1.0;
     result.push_back(s);
-    progress.step();
+    if (progress) progress->step();
   }
   std::stable_sort(result.begin(), result.end(), [](const NodeSensitivity& a, const NodeSensitivity& b) { return a.cosine < b.cosine; });
   return result;

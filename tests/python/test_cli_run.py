@@ -196,12 +196,12 @@ def test_python_module_trace(mlp_files, tmp_path):
         assert json.load(f) == trace
 
 
-def _compile_under_terminal(args, env):
-    """kiln compile with stderr on a pseudo-terminal: what it drew there."""
+def _compile_under_terminal(args, env, command="compile"):
+    """kiln COMMAND with stderr on a pseudo-terminal: what it drew there, and its stdout."""
     import pty
     import select
     master, slave = pty.openpty()
-    p = subprocess.Popen([_kiln_cli(), "compile", *map(str, args)], stdout=subprocess.PIPE, stderr=slave, env=env)
+    p = subprocess.Popen([_kiln_cli(), command, *map(str, args)], stdout=subprocess.PIPE, stderr=slave, env=env)
     os.close(slave)
     drawn = b""
     while True:
@@ -237,3 +237,19 @@ def test_compile_shows_progress_on_a_terminal_only(tmp_path):
     assert "kiln compile:" not in dumb
     piped = _kiln("compile", "--example", "tiny-cnn", "-o", tmp_path / "p.so")
     assert "kiln compile:" not in piped.stderr and "\r" not in piped.stderr
+
+
+def test_quantize_shows_its_phases_on_a_terminal_only(tmp_path, mlp_files):
+    d, _ = mlp_files
+    np.save(tmp_path / "cal.npy", np.random.default_rng(0).standard_normal((16, 4)).astype(np.float32))
+    args = [d / "mlp.onnx", "--calibration", tmp_path / "cal.npy", "-o", tmp_path / "q.onnx"]
+    env = dict(os.environ, KILN_CACHE="off", TERM="xterm")
+    drawn, out = _compile_under_terminal(args, env, command="quantize")
+    lines = [part.replace("\x1b[K", "") for part in drawn.split("\r") if part.replace("\x1b[K", "")]
+    assert any(re.match(r"kiln quantize: calibrating \d+/8 samples", line) for line in lines), lines
+    assert any(line.startswith("kiln quantize: compiling the f32 model") for line in lines), lines
+    assert drawn.endswith("\r\x1b[K") and "model output y" in out
+    quiet, _ = _compile_under_terminal(args + ["--quiet"], env, command="quantize")
+    assert "kiln quantize:" not in quiet
+    piped = _kiln("quantize", *args)
+    assert "kiln quantize:" not in piped.stderr and "calibrating" not in piped.stderr

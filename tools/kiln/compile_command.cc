@@ -125,8 +125,9 @@ void register_compile(CLI::App& app, CommandContext& ctx) {
     } else if (!opts->quantize.empty()) {
       std::filesystem::path p(output);
       const std::string qmodel = (p.parent_path() / (p.stem().string() + ".int8.onnx")).string();
-      const driver::QuantizeReport q =
-          driver::quantize_model(to_quantize_options(opts->q, opts->model, qmodel, opts->input_shapes, opts->target));
+      driver::QuantizeOptions qo = to_quantize_options(opts->q, opts->model, qmodel, opts->input_shapes, opts->target);
+      qo.progress = &progress;
+      const driver::QuantizeReport q = driver::quantize_model(qo);
       Progress::erase_for_output();
       std::cout << q.summary() << std::flush;
       report = driver::compile_onnx(qmodel, output, options);

@@ -12,6 +12,7 @@
 #include "command.h"
 #include "kiln/driver/quantize.h"
 #include "kiln/frontend/onnx.h"
+#include "kiln/support/progress.h"
 #include "quantize_options.h"
 
 namespace kiln::cli {
@@ -64,7 +65,6 @@ driver::QuantizeOptions to_quantize_options(const QuantizeCliOptions& o, const s
   q.target = target;
   q.fake_quant_path = o.fake_quant_path;
   for (const auto& spec : input_shapes) frontend::parse_input_shape_option(spec, &q.input_shapes);
-  q.progress = &std::cerr;
   return q;
 }
 
@@ -76,6 +76,7 @@ void register_quantize(CLI::App& app, CommandContext& ctx) {
     std::vector<std::string> input_shapes;
     std::string target = "llvm";
     QuantizeCliOptions q;
+    bool quiet = false;
   };
   auto opts = std::make_shared<Options>();
   cmd->add_option("model", opts->model, "f32 ONNX model file")->required();
@@ -83,9 +84,13 @@ void register_quantize(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("--input-shape", opts->input_shapes, "Fix an input's shape: NAME:D0,D1,... (repeatable)");
   cmd->add_option("--target", opts->target, "Target of the calibration artifacts (default: this machine)");
   add_quantize_options(cmd, &opts->q);
+  cmd->add_flag("-q,--quiet", opts->quiet, "No progress line on the terminal (it is never shown when stderr is not one)");
   cmd->callback([opts, &ctx] {
-    const driver::QuantizeReport report =
-        driver::quantize_model(to_quantize_options(opts->q, opts->model, opts->output, opts->input_shapes, opts->target));
+    Progress progress = Progress::on_terminal("kiln quantize", !opts->quiet);
+    driver::QuantizeOptions q = to_quantize_options(opts->q, opts->model, opts->output, opts->input_shapes, opts->target);
+    q.progress = &progress;
+    const driver::QuantizeReport report = driver::quantize_model(q);
+    progress.finish();
     std::cout << report.summary();
     ctx.exit_code = 0;
   });

@@ -58,6 +58,7 @@ void register_tune(CLI::App& app, CommandContext& ctx) {
     std::string show;
     std::string device = "current";
     std::string redis;
+    bool quiet = false;
     std::string redis_prefix = "kiln-tune";
     bool no_layer_choices = false;
     bool no_model_check = false;
@@ -82,6 +83,9 @@ void register_tune(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("--timeout", opts->timeout, "Seconds before a candidate counts as hung (default 10)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--seed", opts->seed, "Seed of the search (default 1)");
+  cmd->add_flag("-q,--quiet", opts->quiet,
+                "No status line (on a terminal) or per-round lines (elsewhere) on stderr; the records and the "
+                "summary are unchanged");
   cmd->add_option("--merge", opts->merge, "Merge these records databases (with -o)")->expected(1, -1);
   cmd->add_option("-o,--output", opts->output, "The merged database (with --merge)");
   cmd->add_option("--redis", opts->redis,
@@ -134,7 +138,7 @@ void register_tune(CLI::App& app, CommandContext& ctx) {
     o.measure.repeats = opts->repeats;
     o.measure.flush_cache = opts->cache_flush;
     o.measure.timeout_seconds = opts->timeout;
-    o.progress = &std::cerr;
+    o.progress = opts->quiet ? nullptr : &std::cerr;
     o.progress_tty = isatty(fileno(stderr)) != 0;
     std::unique_ptr<tune::Measurer> measurer;
     if (opts->redis.empty()) {

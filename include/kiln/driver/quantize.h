@@ -36,6 +36,10 @@
 
 #include "kiln/ir/tensor_type.h"
 
+namespace kiln {
+class Progress;
+}
+
 namespace kiln::driver {
 
 // One --calibration value: `input` ("" = the model's only input) fed from `path`, a .npy file of
@@ -73,7 +77,7 @@ struct QuantizeOptions {
   // Sensitivity search: quantize each node alone on report_samples calibration samples, keep the
   // skip_sensitive nodes whose output cosine to f32 is lowest in f32, and quantize again.
   int skip_sensitive = 0;
-  std::ostream* progress = nullptr;  // progress lines (a bar when it is a terminal's stderr); null: none
+  Progress* progress = nullptr;  // the phases and counts (support/progress.h; not owned); null: none
 };
 
 // One layer's (or model output's) error, fake-quantized against f32, over the report's samples.
