@@ -31,6 +31,7 @@ class ElfFile {
   std::string machine_name() const;
   uint16_t type() const { return type_; }
 
+  const std::vector<ElfSection>& sections() const { return sections_; }
   // The section named `name`, or nullptr.
   const ElfSection* find(std::string_view name) const;
   // The file bytes of a section (empty for SHT_NOBITS).

@@ -5,6 +5,7 @@
 #include <elf.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -210,6 +211,12 @@ ArtifactFile read_artifact_bytes(const std::string& bytes, const std::string& pa
   // The weights' own hash (metadata) is not recomputed: the whole-file checksum covers them, and
   // hashing 100+ MiB twice would double the cost of the check (docs/reliability.md).
   validate_plan(a.plan, a.meta, path);
+  for (const ElfSection& s : elf.sections()) {
+    if (s.type != SHT_NOBITS && (s.flags & SHF_EXECINSTR) != 0) a.code_bytes += s.size;
+  }
+  a.weights_bytes = weights->size;
+  a.plan_bytes = plan->size;
+  a.meta_bytes = meta->size;
   return a;
 }
 
@@ -342,6 +349,18 @@ std::string describe_artifact(const std::string& path) {
   o << "weights:          " << m.weights_size << " bytes, checksum " << std::hex << m.weights_hash
     << std::dec << " (verified)\n";
   o << "plan checksum:    " << std::hex << m.plan_hash << std::dec << " (verified)\n";
+  {
+    const uint64_t known = a.code_bytes + a.weights_bytes + a.plan_bytes + a.meta_bytes;
+    auto part = [&](const char* name, uint64_t n) {
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "%s %.1f%% (%llu)", name, a.file_size ? 100.0 * static_cast<double>(n) / static_cast<double>(a.file_size) : 0.0,
+                    static_cast<unsigned long long>(n));
+      return std::string(buf);
+    };
+    o << "size by part:     " << part("weights", a.weights_bytes) << ", " << part("code", a.code_bytes) << ", "
+      << part("plan", a.plan_bytes) << ", " << part("metadata", a.meta_bytes) << ", "
+      << part("other", a.file_size > known ? a.file_size - known : 0) << " bytes\n";
+  }
   o << "intermediates:    " << planned << " bytes in " << p.storage_sizes.size()
     << " storage block(s) (" << bytes[3] << " bytes without reuse)\n";
   const std::string problem = compatibility_problem(m, a.elf_machine, path);

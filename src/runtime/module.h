@@ -29,6 +29,10 @@ struct ArtifactFile {
   uint64_t file_hash = 0;   // the verified whole-file checksum (kiln/runtime/artifact_checksum.h)
   artifact::Metadata meta;
   artifact::Plan plan;
+  // The file's bytes by part (kiln inspect): executable sections (the kernels, and the few
+  // instructions the linker adds), the three Kiln sections, and the rest (ELF headers, symbol and
+  // relocation tables, padding, the checksum trailer).
+  uint64_t code_bytes = 0, weights_bytes = 0, plan_bytes = 0, meta_bytes = 0;
 };
 
 // Reads and checks `path` (see above). With check_compatibility, an artifact this process cannot

@@ -10,6 +10,7 @@
 #include <cctype>
 #include <chrono>
 #include <filesystem>
+#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -289,6 +290,26 @@ TEST_F(ArtifactTest, DescribeReadsTheFileOnly) {
     EXPECT_NE(text.find(needle), std::string::npos) << needle << " missing from\n" << text;
   }
   EXPECT_NE(text.find(codegen::host_target().triple), std::string::npos) << text;
+}
+
+// The size by part (kiln inspect): the weights part holds at least the weights the metadata
+// records, the code part is not empty, and the parts add up to the file's size (read here with
+// std::filesystem).
+TEST_F(ArtifactTest, SizeByPartAddsUpToTheFile) {
+  const std::string text = rt::describe_artifact(path("model.so"));
+  std::smatch m;
+  const std::regex line(
+      R"(size by part:     weights [\d.]+% \((\d+)\), code [\d.]+% \((\d+)\), plan [\d.]+% \((\d+)\), )"
+      R"(metadata [\d.]+% \((\d+)\), other [\d.]+% \((\d+)\) bytes)");
+  ASSERT_TRUE(std::regex_search(text, m, line)) << text;
+  std::smatch w;
+  ASSERT_TRUE(std::regex_search(text, w, std::regex(R"(weights:          (\d+) bytes)"))) << text;
+  uint64_t sum = 0;
+  for (int k = 1; k <= 5; ++k) sum += std::stoull(m[k].str());
+  EXPECT_EQ(sum, fs::file_size(path("model.so")));
+  EXPECT_GE(std::stoull(m[1].str()), std::stoull(w[1].str()));
+  EXPECT_GT(std::stoull(m[2].str()), 0u);
+  EXPECT_GT(std::stoull(m[3].str()), 0u);
 }
 
 TEST_F(ArtifactTest, LinkFailureNamesTheCommand) {
