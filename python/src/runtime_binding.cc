@@ -16,6 +16,7 @@
 //     several) at once, each run on its own executor.
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -226,27 +227,14 @@ class PyModule {
   }
 
   py::tuple profile(const std::vector<py::array>& arrays, int repeat) {
-    if (repeat < 1) {
-      throw UserError(UserErrorKind::kInvalidArgument, "Module.profile", "repeat must be >= 1, got " + std::to_string(repeat));
-    }
-    PreparedInputs p = prepare_inputs(*state_, input_dtypes_, arrays);
-    Lease lease;
-    lease.state = state_;
     std::vector<KilnKernelProfile> rows;
     std::string report;
-    {
-      py::gil_scoped_release release;
-      lease.executor = state_->acquire();
-      rt::Executor& e = *lease.executor;
-      e.set_profiling(true);
-      set_inputs(e, p);
-      for (int r = 0; r < repeat; ++r) e.run();
-      int32_t n = 0;
-      rt::check(kiln_executor_num_kernels(e.get(), &n));
-      for (int32_t k = 0; k < n; ++k) rows.push_back(e.kernel_profile(k));
-      report = e.profile_report();
-      e.set_profiling(false);
-    }
+    repeated_runs("Module.profile", arrays, repeat, [](rt::Executor& e) { e.set_profiling(true); },
+                  [&](rt::Executor& e) {
+                    for (int32_t k = 0; k < e.num_kernels(); ++k) rows.push_back(e.kernel_profile(k));
+                    report = e.profile_report();
+                    e.set_profiling(false);
+                  });
     py::list out;
     for (const KilnKernelProfile& k : rows) {
       py::dict row;
@@ -261,23 +249,12 @@ class PyModule {
 
   // Runs `repeat` times with the tracer on; the Chrome trace-event JSON of those runs.
   std::string trace(const std::vector<py::array>& arrays, int repeat) {
-    if (repeat < 1) {
-      throw UserError(UserErrorKind::kInvalidArgument, "Module.trace", "repeat must be >= 1, got " + std::to_string(repeat));
-    }
-    PreparedInputs p = prepare_inputs(*state_, input_dtypes_, arrays);
-    Lease lease;
-    lease.state = state_;
     std::string json;
-    {
-      py::gil_scoped_release release;
-      lease.executor = state_->acquire();
-      rt::Executor& e = *lease.executor;
-      e.set_tracing(true);
-      set_inputs(e, p);
-      for (int r = 0; r < repeat; ++r) e.run();
-      json = e.trace_json("kiln: " + state_->path());
-      e.set_tracing(false);
-    }
+    repeated_runs("Module.trace", arrays, repeat, [](rt::Executor& e) { e.set_tracing(true); },
+                  [&](rt::Executor& e) {
+                    json = e.trace_json("kiln: " + state_->path());
+                    e.set_tracing(false);
+                  });
     return json;
   }
 
@@ -285,6 +262,25 @@ class PyModule {
   py::list last_zero_copy() const { return py::cast(last_zero_copy_); }
 
  private:
+  // `repeat` runs of `arrays` on a leased executor without the GIL: `before` switches a
+  // measurement on, `after` reads it and switches it off (Module.profile, Module.trace).
+  void repeated_runs(const char* what, const std::vector<py::array>& arrays, int repeat,
+                     const std::function<void(rt::Executor&)>& before, const std::function<void(rt::Executor&)>& after) {
+    if (repeat < 1) {
+      throw UserError(UserErrorKind::kInvalidArgument, what, "repeat must be >= 1, got " + std::to_string(repeat));
+    }
+    PreparedInputs p = prepare_inputs(*state_, input_dtypes_, arrays);
+    Lease lease;
+    lease.state = state_;
+    py::gil_scoped_release release;
+    lease.executor = state_->acquire();
+    rt::Executor& e = *lease.executor;
+    before(e);
+    set_inputs(e, p);
+    for (int r = 0; r < repeat; ++r) e.run();
+    after(e);
+  }
+
   std::shared_ptr<ModuleState> state_;
   std::vector<py::dtype> input_dtypes_, output_dtypes_;
   std::vector<bool> last_zero_copy_;

@@ -130,10 +130,16 @@ class Compiler {
     if (progress != nullptr) progress->phase("codegen (LLVM)", static_cast<int64_t>(misses.size()), "modules");
     std::vector<std::vector<char>> compiled = codegen::object_code_in_parallel(
         misses, threads, progress != nullptr ? std::function<void()>([progress] { progress->step(); }) : nullptr);
-    for (size_t j = 0; j < compiled.size(); ++j) {
-      if (cache.enabled()) cache.store(keys[miss_index[j]], compiled[j]);
-      objects[miss_index[j]] = std::move(compiled[j]);
+    if (cache.enabled()) {
+      std::vector<std::string> miss_keys;
+      std::vector<const std::vector<char>*> miss_objects;
+      for (size_t j = 0; j < compiled.size(); ++j) {
+        miss_keys.push_back(keys[miss_index[j]]);
+        miss_objects.push_back(&compiled[j]);
+      }
+      cache.store_all(miss_keys, miss_objects);
     }
+    for (size_t j = 0; j < compiled.size(); ++j) objects[miss_index[j]] = std::move(compiled[j]);
     report.codegen_modules = static_cast<int>(used.size());
     report.cached_modules = static_cast<int>(used.size() - misses.size());
     return objects;

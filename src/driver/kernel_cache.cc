@@ -93,11 +93,23 @@ std::optional<std::vector<char>> KernelCache::lookup(const std::string& key) con
 }
 
 void KernelCache::store(const std::string& key, const std::vector<char>& object) {
-  if (!enabled()) return;
+  if (enabled() && write_entry(key, object)) evict();
+}
+
+void KernelCache::store_all(const std::vector<std::string>& keys, const std::vector<const std::vector<char>*>& objects) {
+  bool stored = false;
+  for (size_t i = 0; i < keys.size() && i < objects.size() && enabled(); ++i) stored = write_entry(keys[i], *objects[i]);
+  if (stored && enabled()) evict();
+}
+
+bool KernelCache::write_entry(const std::string& key, const std::vector<char>& object) {
   const fs::path objects = fs::path(dir_) / "objects";
   std::error_code ec;
   fs::create_directories(objects, ec);
-  if (ec) return give_up("cannot create " + objects.string() + ": " + ec.message());
+  if (ec) {
+    give_up("cannot create " + objects.string() + ": " + ec.message());
+    return false;
+  }
   std::string trailer(kTrailerMagic, 8);
   put64(trailer, object.size());
   put64(trailer, artifact::hash64(object.data(), object.size()));
@@ -109,15 +121,17 @@ void KernelCache::store(const std::string& key, const std::vector<char>& object)
     out.close();
     if (!out) {
       fs::remove(tmp, ec);
-      return give_up("cannot write " + tmp.string());
+      give_up("cannot write " + tmp.string());
+      return false;
     }
   }
   fs::rename(tmp, objects / (key + ".o"), ec);
   if (ec) {
     fs::remove(tmp, ec);
-    return give_up("cannot rename into " + objects.string() + ": " + ec.message());
+    give_up("cannot rename into " + objects.string() + ": " + ec.message());
+    return false;
   }
-  evict();
+  return true;
 }
 
 void KernelCache::evict() const {

@@ -170,7 +170,7 @@ void Executor::run() {
   if (profiling_) ++profiled_runs_;
   const bool timed = profiling_ || tracing_;
   const uint64_t thread = tracing_ ? current_thread_id() : 0;
-  const auto run_start = std::chrono::steady_clock::now();
+  const auto run_start = tracing_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
   for (size_t k = 0; k < plan.kernels.size(); ++k) {
     const auto& call = plan.kernels[k];
     std::vector<DLTensor>& args = args_[k];

@@ -62,7 +62,6 @@ class Executor {
 
   // Tracing: enabling (or disabling) drops the recorded events and restarts the clock at 0.
   void set_tracing(bool enabled);
-  const std::vector<TraceEvent>& trace_events() const { return trace_; }
   // The recorded runs as Chrome trace-event JSON (trace_json.h); `process_name` names the process.
   std::string trace_json(std::string_view process_name) const;
 

@@ -36,15 +36,6 @@ FillMode parse_fill_mode(const std::string& text) {
   throw UserError(UserErrorKind::kInvalidArgument, "--fill " + text, "unknown fill mode", "use random, zeros or ones");
 }
 
-const char* fill_mode_name(FillMode mode) {
-  switch (mode) {
-    case FillMode::kRandom: return "random";
-    case FillMode::kZeros: return "zeros";
-    case FillMode::kOnes: return "ones";
-  }
-  return "?";
-}
-
 ir::NDArray filled_input(ir::DType dtype, const std::vector<int64_t>& shape, FillMode mode, uint64_t seed,
                          size_t input_index) {
   ir::NDArray a = ir::NDArray::empty(dtype, ir::Shape(shape));

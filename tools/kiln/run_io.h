@@ -21,7 +21,6 @@ enum class FillMode { kRandom, kZeros, kOnes };
 
 // "random", "zeros" or "ones" (the CLI checks the spelling first).
 FillMode parse_fill_mode(const std::string& text);
-const char* fill_mode_name(FillMode mode);
 
 // A made-up value for input number `input_index` of a run: its values depend on the mode, the
 // seed and the index only.

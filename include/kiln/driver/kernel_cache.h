@@ -8,8 +8,8 @@
 // Entry: DIR/objects/<key>.o, written to a temporary file and renamed into place (concurrent
 // compiles never see half a file), with a trailer holding the object's size and hash64; an entry
 // whose trailer does not match is ignored and rewritten. A hit refreshes the entry's time; after
-// a store, when the entries exceed the size cap, the least recently used ones are deleted until
-// they take 80% of it.
+// a store (once per compile: store_all), when the entries exceed the size cap, the least
+// recently used ones are deleted until they take 80% of it.
 //
 // DIR: $KILN_CACHE_DIR, else $XDG_CACHE_HOME/kiln, else $HOME/.cache/kiln. $KILN_CACHE=off (or
 // 0/no/false) disables it; $KILN_CACHE_MAX_MB sets the cap (default 1024). A cache directory
@@ -44,8 +44,12 @@ class KernelCache {
   // Stores `object` under `key` (best effort: a failure is logged once and the cache turns off),
   // then evicts down to the cap.
   void store(const std::string& key, const std::vector<char>& object);
+  // Stores each object under its key, then evicts once (one scan of the directory per compile,
+  // not one per module).
+  void store_all(const std::vector<std::string>& keys, const std::vector<const std::vector<char>*>& objects);
 
  private:
+  bool write_entry(const std::string& key, const std::vector<char>& object);  // false: gave up
   void evict() const;
   void give_up(const std::string& why);
 
